@@ -1,0 +1,188 @@
+"""The catalog entry types: what rules, estimator and BOM need of each part, plus its `source`.
+
+Unknown figures are `None`: a consumer that needs one says so and names the field to set in a
+design catalog override; it never guesses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Source = Annotated[str, Field(min_length=8, description="Datasheet, paper or reference architecture.")]
+Price = Annotated[float, Field(ge=0)] | None
+Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: Id
+    name: str
+    source: Source
+
+
+class Gpu(_Entry):
+    vendor: str
+    form_factor: Literal["sxm", "pcie", "oam", "superchip"]
+    memory_gb: float = Field(gt=0)
+    memory_type: str
+    memory_bandwidth_tbs: float = Field(gt=0)
+    tflops: dict[Literal["fp32", "bf16", "fp16", "fp8", "fp4", "int8"], float]
+    tdp_w: float = Field(gt=0)
+    scaleup_bandwidth_gbs: float = Field(ge=0, description="NVLink (or equivalent) bandwidth per GPU, "
+                                         "both directions summed, GB/s")
+    scaleup_domain_max: int = Field(ge=1)
+    price_usd: Price = None
+
+
+class NicSlot(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: Id
+    count: int = Field(ge=1)
+
+
+class ServerLinks(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    nic: Id
+    count: int = Field(ge=1, description="Cables from one server to this network")
+    speed_gbps: float = Field(gt=0)
+    cages: int | None = Field(None, ge=1, description="Physical cages carrying these links (twin-port OSFP)")
+    ports_per_cage: int = Field(1, ge=1)
+
+
+class RackSystem(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    servers_per_rack: int = Field(ge=1)
+    extra_rack_units: int = Field(ge=0)
+    description: str
+    source: Source
+
+
+class Server(_Entry):
+    gpu: Id
+    gpus: int = Field(ge=1)
+    nvlink_domain_gpus: int = Field(ge=1)
+    rack_units: int = Field(ge=1)
+    max_power_w: float | None = Field(None, gt=0)
+    weight_kg: float | None = Field(None, gt=0)
+    cooling: Literal["air", "liquid"]
+    nics: list[NicSlot]
+    links: dict[Literal["compute", "storage", "inband", "oob"], ServerLinks]
+    rack_system: RackSystem | None = None
+    price_usd: Price = None
+
+
+class Nic(_Entry):
+    category: Literal["nic", "dpu", "bmc"]
+    ports: int = Field(ge=1)
+    speed_gbps: float = Field(gt=0)
+    form_factor: str
+    host_interface: str
+    protocols: list[Literal["infiniband", "ethernet"]]
+    power_w: float | None = Field(None, gt=0)
+    price_usd: Price = None
+
+
+class PortGroup(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cages: int = Field(ge=1)
+    form_factor: str
+    ports_per_cage: dict[int, int] = Field(description="port speed Gb/s -> logical ports per cage")
+
+
+class Switch(_Entry):
+    vendor: str
+    technology: Literal["infiniband", "ethernet"]
+    asic: str
+    port_groups: list[PortGroup] = Field(min_length=1)
+    mgmt_ports: int = Field(ge=0)
+    rack_units: int | None = Field(None, ge=1)
+    power_typical_w: float | None = Field(None, gt=0)
+    power_max_w: float | None = Field(None, gt=0)
+    weight_kg: float | None = Field(None, gt=0)
+    latency_ns: float | None = Field(None, gt=0)
+    buffer_mb: float | None = Field(None, gt=0)
+    os: Literal["sonic", "eos", "cumulus", "opensm"]
+    price_usd: Price = None
+
+    def ports_at(self, speed_gbps: float) -> int:
+        """Logical ports the switch offers at a speed (all cages split to that speed)."""
+        return sum(g.cages * g.ports_per_cage.get(int(speed_gbps), 0) for g in self.port_groups)
+
+
+class Transceiver(_Entry):
+    form_factor: str
+    ports: int = Field(ge=1)
+    speed_gbps: float = Field(gt=0)
+    media: Literal["mmf", "smf", "smf-duplex"]
+    reach_m: float = Field(gt=0)
+    connector: str
+    power_w: float | None = Field(None, gt=0)
+    end: Literal["switch", "node", "any"]
+    price_usd: Price = None
+
+
+class Cable(_Entry):
+    type: Literal["dac", "acc", "aoc", "fiber", "cat6"]
+    media: Literal["mmf", "smf", "smf-duplex"] | None = None
+    speed_gbps: float = Field(gt=0)
+    form_factor: str | None = None
+    links_per_cable: int = Field(ge=1)
+    reach_m: float = Field(gt=0)
+    lengths_m: list[float] = Field(min_length=1)
+    price_usd: Price = None
+
+
+class Facility(_Entry):
+    category: Literal["rack", "pdu", "cdu", "rdhx"]
+    rack_units: int | None = Field(None, ge=1)
+    capacity_kw: float | None = Field(None, gt=0)
+    price_usd: Price = None
+
+
+class Moe(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    experts: int = Field(ge=1)
+    top_k: int = Field(ge=1)
+    shared_experts: int = Field(ge=0)
+    expert_ffn_hidden: int = Field(ge=1)
+    dense_layers: int = Field(ge=0)
+    active_params_b: float = Field(gt=0)
+
+
+class Mla(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kv_lora_rank: int = Field(ge=1)
+    qk_rope_head_dim: int = Field(ge=1)
+    qk_nope_head_dim: int = Field(ge=1)
+    v_head_dim: int = Field(ge=1)
+
+
+class LlmModel(_Entry):
+    params_b: float = Field(gt=0)
+    layers: int = Field(ge=1)
+    hidden: int = Field(ge=1)
+    ffn_hidden: int = Field(ge=1)
+    heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int | None = Field(None, ge=1)
+    vocab: int = Field(ge=1)
+    max_context: int = Field(ge=1)
+    tied_embeddings: bool
+    moe: Moe | None = None
+    mla: Mla | None = None
+
+    @property
+    def dim_per_head(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def active_params_b(self) -> float:
+        return self.moe.active_params_b if self.moe else self.params_b
+
+
+ENTRY_TYPES: dict[str, type[_Entry]] = {
+    "gpu": Gpu, "server": Server, "nic": Nic, "switch": Switch, "transceiver": Transceiver,
+    "cable": Cable, "facility": Facility, "model": LlmModel,
+}

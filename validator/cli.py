@@ -1,0 +1,201 @@
+"""The `clusterplan` command: a thin layer over validator.pipeline and the export modules.
+
+Exit codes: 0 valid, 1 findings at or above the failure level, 2 usage or tool error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from validator import __version__
+from validator.errors import DesignError, ToolError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Validate AI GPU cluster designs, estimate their performance and generate their BOM.")
+catalog_app = typer.Typer(no_args_is_help=True, help="Browse the built-in hardware and model catalog.")
+app.add_typer(catalog_app, name="catalog")
+
+
+class FailOn(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class Fmt(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    sys.stderr.write(f"clusterplan: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from validator.catalog import CATALOG_VERSION
+
+        sys.stdout.write(f"clusterplan {__version__} (catalog {CATALOG_VERSION})\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """clusterplan: design validator and bill-of-materials generator for AI GPU clusters."""
+
+
+def _dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Design files or directories (searched recursively).")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
+    fail_on: Annotated[FailOn, typer.Option(help="Lowest severity that fails the run.")] = FailOn.error,
+) -> None:
+    """Check designs against the schema, the catalog and the engineering rules."""
+    from validator.export.report import fails, report_json
+    from validator.export.text import render_text, use_colour
+    from validator.pipeline import analyze, discover
+
+    try:
+        files, skipped = discover(paths)
+    except ToolError as exc:
+        _fail(str(exc))
+    if not files:
+        _fail("no design files found (a design declares `apiVersion: clusterplan/v1`)")
+    analyses = [analyze(f) for f in files]
+    failed = [a.file for a in analyses if fails(a, fail_on.value)]
+    if fmt == Fmt.json:
+        sys.stdout.write(_dump_json(report_json(analyses, fail_on.value)))
+    else:
+        sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
+        sys.stdout.write(render_text(analyses, sources, colour=use_colour(sys.stdout), skipped=skipped,
+                                     failed=failed))
+    raise typer.Exit(1 if failed else 0)
+
+
+def _source(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _topology_or_exit(design: Path) -> Any:
+    from validator.export.text import render_text
+    from validator.findings import from_diagnostic
+    from validator.pipeline import Analysis, display_name, load_topology
+
+    if not design.is_file():
+        _fail(f"{design}: no such design file")
+    try:
+        return load_topology(design)
+    except DesignError as exc:
+        analysis = Analysis(display_name(design), [from_diagnostic(d) for d in exc.diagnostics])
+        sys.stderr.write(render_text([analysis], {analysis.file: _source(design)}, failed=[analysis.file]))
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def describe(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
+) -> None:
+    """Show what a design resolves to: GPUs, servers, racks, NVLink domains, fabric tiers, IT power."""
+    from validator.describe import describe as facts_of
+    from validator.describe import describe_text
+
+    facts = facts_of(_topology_or_exit(design))
+    sys.stdout.write(_dump_json(facts) if fmt == Fmt.json else describe_text(facts))
+
+
+@app.command()
+def schema(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    check: Annotated[bool, typer.Option(help="Exit 1 if the committed schema differs from the models.")] = False,
+) -> None:
+    """Print the JSON Schema of the design format (generated from the models)."""
+    from validator.export.files import write_atomic
+    from validator.resources import resource_dir
+    from validator.schema import DESIGN_SCHEMA_FILE, generate_design_schema, schema_text
+
+    text = schema_text(generate_design_schema())
+    if check:
+        committed = (resource_dir("schemas") / DESIGN_SCHEMA_FILE).read_text(encoding="utf-8")
+        if committed != text:
+            _fail(f"schemas/{DESIGN_SCHEMA_FILE} is out of date; run `clusterplan schema -o "
+                  f"schemas/{DESIGN_SCHEMA_FILE}`", 1)
+        return
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+@catalog_app.command("list")
+def catalog_list(
+    kind: Annotated[str | None, typer.Argument(help="gpu, server, nic, switch, transceiver, cable, facility "
+                                               "or model.")] = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.text,
+) -> None:
+    """List catalog entries, optionally of one kind."""
+    from validator.catalog import builtin_catalog
+
+    cat = builtin_catalog()
+    if kind is not None and kind not in cat.entries:
+        _fail(f"unknown catalog kind {kind!r}; use one of {', '.join(cat.entries)}")
+    kinds = [kind] if kind else list(cat.entries)
+    rows = [(k, e.id, e.name) for k in kinds for e in sorted(cat.entries[k].values(), key=lambda e: e.id)]
+    if fmt == Fmt.json:
+        sys.stdout.write(_dump_json([{"kind": k, "id": i, "name": n} for k, i, n in rows]))
+        return
+    width = max((len(i) for _, i, _ in rows), default=10)
+    sys.stdout.write("".join(f"{k:<12} {i:<{width}}  {n}\n" for k, i, n in rows))
+
+
+@catalog_app.command("show")
+def catalog_show(entry_id: Annotated[str, typer.Argument(help="Catalog id, e.g. qm9700.")]) -> None:
+    """Show every field of one catalog entry, with its source."""
+    from validator.catalog import builtin_catalog
+
+    cat = builtin_catalog()
+    for kind, entries in cat.entries.items():
+        if entry_id in entries:
+            data = {"kind": kind, **entries[entry_id].model_dump(mode="json", exclude_none=False)}
+            sys.stdout.write(_dump_json(data))
+            return
+    all_ids = [i for entries in cat.entries.values() for i in entries]
+    import difflib
+
+    close = difflib.get_close_matches(entry_id, all_ids, n=3)
+    _fail(f"no catalog entry '{entry_id}'" + (f"; did you mean {', '.join(close)}?" if close else ""))
+
+
+def main() -> None:
+    """Entry point: run the app; bad input never shows a Python traceback."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("clusterplan: interrupted\n")
+        sys.exit(130)
+    except ToolError as exc:
+        sys.stderr.write(f"clusterplan: error: {exc}\n")
+        sys.exit(2)
+    except Exception as exc:  # a bug, not bad input: say so plainly, keep the trace for debugging
+        if os.environ.get("CLUSTERPLAN_DEBUG"):
+            raise
+        sys.stderr.write(f"clusterplan: internal error: {type(exc).__name__}: {exc}\n"
+                         "  please report it with the design that caused it (CLUSTERPLAN_DEBUG=1 shows "
+                         "the trace)\n")
+        sys.exit(2)

@@ -1,0 +1,1 @@
+"""Stage 9: turn findings, estimates and BOMs into files and terminal output."""

@@ -1,0 +1,357 @@
+"""Stage 3: the design model (format version 1). The single source of truth for the design schema.
+
+`schemas/clusterplan-design.schema.json` is generated from these classes by `clusterplan schema`;
+every field's description becomes an editor tooltip and a row of docs/design-format.md.
+Fields left out take their value from the catalog or from documented data files (validator/data/),
+never from a constant written here.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+API_VERSION = "clusterplan/v1"
+
+Count = Annotated[int, Field(ge=1, le=10_000_000)]
+NonNegCount = Annotated[int, Field(ge=0, le=10_000_000)]
+Positive = Annotated[float, Field(gt=0, le=1e9)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
+CatalogId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
+
+
+class Kind(StrEnum):
+    training = "TrainingCluster"
+    inference = "InferenceFleet"
+
+
+class Cooling(StrEnum):
+    air = "air"
+    rear_door = "rear-door"
+    liquid = "liquid"
+
+
+class Technology(StrEnum):
+    infiniband = "infiniband"
+    roce = "roce"
+    ethernet = "ethernet"
+
+
+class TopologyKind(StrEnum):
+    rail_optimized = "rail-optimized"
+    fat_tree = "fat-tree"
+
+
+class Precision(StrEnum):
+    fp32 = "fp32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+    fp4 = "fp4"
+    int8 = "int8"
+    int4 = "int4"
+
+
+class Recompute(StrEnum):
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
+# ---------------------------------------------------------------- metadata and site
+
+
+class Metadata(_Model):
+    name: str = Field(min_length=1, max_length=200, description="Short name of the cluster, unique in the repo.")
+    description: str | None = Field(None, max_length=2000, description="What the cluster is for.")
+    owner: str | None = Field(None, max_length=200, description="Team or person who owns this design.")
+
+
+class Layout(_Model):
+    racks_per_row: Count = Field(description="Racks in one row; rows fill in order. Used for cable lengths.")
+    rack_width_m: Positive | None = Field(None, description="Rack width in metres (default from data/layout.yaml).")
+    row_pitch_m: Positive | None = Field(None, description="Distance between row centres in metres "
+                                         "(default from data/layout.yaml).")
+
+
+class Rack(_Model):
+    model: CatalogId = Field("rack-48u", description="Rack catalog id (rack units come from the catalog).")
+    power_budget_kw: Positive = Field(description="Power the facility can deliver to one rack, in kW.")
+    cooling: Cooling = Field(description="How heat leaves the rack: air, rear-door heat exchanger, or "
+                             "direct liquid cooling with a CDU.")
+    rear_door: CatalogId | None = Field(None, description="Rear-door heat exchanger catalog id (cooling: rear-door).")
+    cdu: CatalogId | None = Field(None, description="Coolant distribution unit catalog id (cooling: liquid).")
+    racks_per_cdu: Count | None = Field(None, description="GPU racks served by one CDU (cooling: liquid; "
+                                        "default: as many as its capacity allows).")
+    pdu: CatalogId | None = Field(None, description="Rack PDU catalog id; PDUs per rack follow from the budget.")
+
+
+class Site(_Model):
+    rack: Rack = Field(description="The GPU rack: power budget, cooling and model.")
+    pue: Annotated[float, Field(ge=1, le=5)] | None = Field(
+        None, description="Power usage effectiveness of the facility (default from data/defaults.yaml).")
+    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=10)] | None = Field(
+        None, description="Electricity price in USD per kWh, for yearly energy cost.")
+    layout: Layout | None = Field(None, description="Row and rack layout, for cable lengths.")
+
+
+# ---------------------------------------------------------------- compute
+
+
+class Compute(_Model):
+    server: CatalogId = Field(description="Server catalog id, e.g. dgx-h100, gb200-nvl72-tray.")
+    count: Count = Field(description="Number of GPU servers (for NVL72: compute trays).")
+    servers_per_rack: Count = Field(description="GPU servers in one rack.")
+    nvlink_domain_gpus: Count | None = Field(
+        None, description="GPUs in one NVLink domain (default from the server: 8 for HGX, 72 for NVL72).")
+
+
+# ---------------------------------------------------------------- fabrics
+
+
+class Tier(_Model):
+    switch: CatalogId = Field(description="Switch catalog id for this tier.")
+    count: Count | None = Field(None, description="Switches in this tier (default: sized for a non-blocking fabric).")
+    downlinks: Count | None = Field(None, description="Ports per switch facing the tier below (default: half the ports).")
+    uplinks: NonNegCount | None = Field(None, description="Ports per switch facing the tier above "
+                                        "(default: equal to downlinks).")
+    uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s "
+                                               "(default: the fabric speed).")
+
+
+class Tiers(_Model):
+    leaf: Tier = Field(description="Leaf (rail / top-of-rack) switches that servers connect to.")
+    spine: Tier | None = Field(None, description="Spine switches; omit for a single-switch-layer fabric.")
+    core: Tier | None = Field(None, description="Core (super-spine) switches, when one spine layer cannot reach "
+                              "every leaf. Added automatically when needed if `spine` is given.")
+
+
+class Ecn(_Model):
+    min_threshold_kb: Positive = Field(description="Queue depth (KB) where ECN marking starts.")
+    max_threshold_kb: Positive = Field(description="Queue depth (KB) where every packet is marked.")
+    probability_pct: Annotated[float, Field(ge=0, le=100)] = Field(description="Marking probability at max.")
+
+
+class PfcWatchdog(_Model):
+    enabled: bool = Field(description="Detect and break PFC storms (a stuck lossless queue).")
+    detection_ms: Positive | None = Field(None, description="Time a queue may be paused before action.")
+    restoration_ms: Positive | None = Field(None, description="Time before the queue is restored.")
+
+
+class SwitchLossless(_Model):
+    pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(
+        description="802.1p priorities with PFC enabled (the RDMA priority, usually 3).")
+    dscp_to_tc: dict[str, Annotated[int, Field(ge=0, le=7)]] = Field(
+        description="DSCP value (as a string key) to traffic class, e.g. {'26': 3, '48': 6}.")
+    roce_tc: Annotated[int, Field(ge=0, le=7)] = Field(description="Traffic class that carries RoCE.")
+    cnp_tc: Annotated[int, Field(ge=0, le=7)] | None = Field(None, description="Traffic class for congestion "
+                                                             "notification packets (strict priority).")
+    ecn: Ecn | None = Field(None, description="ECN (WRED) marking on the RoCE queue.")
+    pfc_watchdog: PfcWatchdog | None = Field(None, description="PFC watchdog.")
+    mtu: Annotated[int, Field(ge=1280, le=9216)] | None = Field(None, description="Port MTU in bytes.")
+
+
+class NicLossless(_Model):
+    pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(description="Priorities with PFC on the NIC.")
+    roce_dscp: Annotated[int, Field(ge=0, le=63)] = Field(description="DSCP the NIC marks RoCE traffic with.")
+    roce_priority: Annotated[int, Field(ge=0, le=7)] = Field(description="802.1p priority of RoCE traffic.")
+    cnp_dscp: Annotated[int, Field(ge=0, le=63)] | None = Field(None, description="DSCP of CNPs.")
+    trust: Literal["dscp", "pcp"] = Field("dscp", description="What the NIC trusts to classify traffic.")
+    ecn: bool = Field(True, description="DCQCN congestion control (react to ECN marks) enabled.")
+
+
+class Lossless(_Model):
+    switch: SwitchLossless = Field(description="Lossless settings on every switch of the fabric.")
+    nic: NicLossless = Field(description="Lossless settings on every server NIC of the fabric.")
+
+
+class ExtraEndpoint(_Model):
+    name: str = Field(min_length=1, max_length=100, description="What it is, e.g. ufm.")
+    count: Count = Field(1, description="How many such devices.")
+    ports: Count = Field(description="Leaf ports each one uses.")
+
+
+class Fabric(_Model):
+    type: Technology = Field(description="infiniband, roce (lossless Ethernet) or ethernet (plain).")
+    speed_gbps: Positive = Field(description="Link speed from servers to leaves, in Gb/s.")
+    topology: TopologyKind = Field(TopologyKind.fat_tree, description="rail-optimized (NIC i of every server to "
+                                   "the rail-i leaf) or a plain fat-tree.")
+    tiers: Tiers = Field(description="Switch tiers, leaf first.")
+    scalable_unit_servers: Count | None = Field(
+        None, description="Servers per scalable unit (SU); default: the leaf's downlinks.")
+    planned_scalable_units: Count | None = Field(
+        None, description="Size the spine layer for this many SUs (a planned build-out).")
+    extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list,
+                                                 description="Non-server devices on leaf ports (e.g. UFM).")
+    oversubscription: str | None = Field(None, pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$",
+                                         description="Declared oversubscription, e.g. '1:1'; checked against "
+                                         "the ratio computed from the ports.")
+    lossless: Lossless | None = Field(None, description="PFC/ECN settings (RoCE).")
+    nic_to_rail: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
+        "default is NIC i to rail i.")
+
+
+class Fabrics(_Model):
+    compute: Fabric = Field(description="The compute (backend, east-west) fabric between GPUs.")
+    storage: Fabric | None = Field(None, description="The storage fabric.")
+    inband: Fabric | None = Field(None, description="The in-band (frontend, north-south) network.")
+    oob: Fabric | None = Field(None, description="The out-of-band management network (BMCs and switch "
+                               "management ports).")
+
+
+# ---------------------------------------------------------------- storage
+
+
+class StorageNodes(_Model):
+    count: Count = Field(description="Storage servers or appliances.")
+    ports: Count = Field(2, description="Storage-fabric ports per storage node.")
+    rack_units: Count | None = Field(None, description="Rack units per node.")
+    power_w: Positive | None = Field(None, description="Power per node in W.")
+    price_usd: Annotated[float, Field(ge=0)] | None = Field(None, description="Price per node.")
+
+
+class Storage(_Model):
+    type: Literal["parallel-fs", "nfs", "object", "none"] = Field(description="parallel-fs (Lustre, GPFS, "
+                                                                   "WEKA...), nfs, object or none.")
+    capacity_tb: Positive | None = Field(None, description="Usable capacity in TB.")
+    read_gbytes_s: Positive | None = Field(None, description="Aggregate read bandwidth in GB/s.")
+    write_gbytes_s: Positive | None = Field(None, description="Aggregate write bandwidth in GB/s.")
+    nodes: StorageNodes | None = Field(None, description="Storage nodes on the storage fabric.")
+
+
+# ---------------------------------------------------------------- workloads
+
+
+class Parallelism(_Model):
+    tp: Count = Field(1, description="Tensor parallel degree.")
+    pp: Count = Field(1, description="Pipeline parallel degree.")
+    dp: Count = Field(1, description="Data parallel degree.")
+    cp: Count = Field(1, description="Context parallel degree.")
+    ep: Count = Field(1, description="Expert parallel degree (MoE); experts are sharded over DP x CP ranks.")
+    vpp: Count = Field(1, description="Virtual pipeline stages per rank (interleaved 1F1B).")
+    sequence_parallel: bool = Field(True, description="Megatron sequence parallelism with TP.")
+
+
+class Checkpoint(_Model):
+    write_target_s: Positive = Field(description="A full checkpoint must be written within this time, seconds.")
+
+
+class Training(_Model):
+    model: CatalogId = Field(description="Model catalog id, e.g. llama3-70b.")
+    parallelism: Parallelism = Field(description="TP x PP x DP x CP (x EP inside DP) degrees.")
+    sequence_length: Count = Field(description="Tokens per sequence.")
+    global_batch: Count = Field(description="Sequences per optimizer step.")
+    micro_batch: Count = Field(1, description="Sequences per micro-batch.")
+    precision: Precision = Field(Precision.bf16, description="Compute precision of the GEMMs.")
+    optimizer: Literal["adam", "sgd"] = Field("adam", description="Optimizer (Adam keeps two fp32 states).")
+    zero_stage: Annotated[int, Field(ge=0, le=3)] = Field(
+        1, description="ZeRO stage / distributed optimizer: 0 none, 1 optimizer states, 2 + gradients, "
+        "3 + parameters (FSDP).")
+    recompute: Recompute = Field(Recompute.selective, description="Activation recomputation.")
+    flash_attention: bool = Field(True, description="Fused attention (no s^2 activation memory).")
+    tokens: Annotated[float, Field(gt=0, le=1e16)] | None = Field(
+        None, description="Token budget of the run (for time-to-train), e.g. 15e12.")
+    checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target.")
+
+
+class Replica(_Model):
+    gpus: Count = Field(description="GPUs per model replica.")
+    tp: Count = Field(1, description="Tensor parallel degree within a replica.")
+    pp: Count = Field(1, description="Pipeline parallel degree within a replica.")
+    ep: Count = Field(1, description="Expert parallel degree within a replica (MoE).")
+
+
+class Autoscaling(_Model):
+    min: Count = Field(description="Fewest replicas.")
+    max: Count = Field(description="Most replicas.")
+
+
+class Targets(_Model):
+    concurrent_requests: Count | None = Field(None, description="Requests in flight the fleet must hold.")
+    qps: Positive | None = Field(None, description="Requests per second the fleet must serve.")
+    ttft_ms: Positive | None = Field(None, description="Time to first token target, ms.")
+    tpot_ms: Positive | None = Field(None, description="Time per output token target, ms.")
+
+
+class Pool(_Model):
+    replicas: Count = Field(description="Replicas in this pool.")
+    replica: Replica = Field(description="Shape of one replica of this pool.")
+
+
+class Disaggregation(_Model):
+    prefill: Pool = Field(description="The prefill pool.")
+    decode: Pool = Field(description="The decode pool.")
+    kv_transfer: Literal["rdma", "tcp", "nvlink"] = Field("rdma", description="How the KV cache moves from "
+                                                           "prefill to decode.")
+    kv_transfer_fabric: Literal["compute", "inband"] = Field("compute", description="Fabric the KV cache "
+                                                              "crosses.")
+
+
+class Inference(_Model):
+    model: CatalogId = Field(description="Model catalog id.")
+    replica: Replica = Field(description="Shape of one replica (ignored for pools when disaggregated).")
+    replicas: Count | None = Field(None, description="Fixed replica count.")
+    autoscaling: Autoscaling | None = Field(None, description="Replica range when autoscaled.")
+    weight_precision: Precision = Field(Precision.bf16, description="Weight precision.")
+    kv_precision: Precision = Field(Precision.bf16, description="KV-cache precision.")
+    prompt_tokens: Count = Field(description="Typical prompt (input) length, tokens.")
+    output_tokens: Count = Field(description="Typical output length, tokens.")
+    max_context_tokens: Count = Field(description="Maximum context (prompt + output) a request may use; "
+                                      "KV capacity is sized at this length, as serving engines do.")
+    gpu_memory_utilization: Fraction | None = Field(None, description="Share of HBM the engine may use "
+                                                    "(default from data/defaults.yaml).")
+    targets: Targets = Field(default_factory=Targets, description="Service targets.")
+    disaggregation: Disaggregation | None = Field(None, description="Prefill/decode disaggregation.")
+
+
+# ---------------------------------------------------------------- costs and waivers
+
+
+class Costs(_Model):
+    prices_usd: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=dict, description="Unit price overrides by catalog id, USD.")
+    spares_pct: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
+        default_factory=dict, description="Spare percentage by BOM category, e.g. {transceiver: 2}.")
+    amortization_years: Positive | None = Field(None, description="Capex amortization period for cost per token.")
+
+
+class Waiver(_Model):
+    rule: str = Field(pattern=r"^[A-Z]{3}[0-9]{3}$", description="Rule ID, e.g. NET002.")
+    path: str | None = Field(None, max_length=500, description="Key path the waiver is limited to.")
+    reason: str = Field(max_length=2000, description="Why the finding is accepted (mandatory).")
+    owner: str = Field(min_length=1, max_length=200, description="Who accepted it.")
+    expires: date | None = Field(None, description="Date after which the waiver stops applying (YYYY-MM-DD).")
+
+
+class Design(_Model):
+    """A clusterplan design: one cluster and its workload."""
+
+    api_version: Literal["clusterplan/v1"] = Field(alias="apiVersion", description="Format version.")
+    kind: Kind = Field(description="TrainingCluster or InferenceFleet.")
+    metadata: Metadata = Field(description="Name and owner.")
+    catalogs: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, description="Extra catalog files, relative to this design; they add or "
+        "override catalog entries.")
+    site: Site = Field(description="Racks, power, cooling and facility.")
+    compute: Compute = Field(description="GPU servers.")
+    fabrics: Fabrics = Field(description="Networks.")
+    storage: Storage | None = Field(None, description="Shared storage.")
+    training: Training | None = Field(None, description="The training job (kind: TrainingCluster).")
+    inference: Inference | None = Field(None, description="The serving workload (kind: InferenceFleet).")
+    costs: Costs = Field(default_factory=Costs, description="Prices and spares.")
+    thresholds: dict[str, float] = Field(default_factory=dict, description="Rule threshold overrides by name "
+                                         "(see docs/rules.md).")
+    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(
+        default_factory=dict, description="Per-rule severity overrides, e.g. {INF006: warning}.")
+    waivers: list[Waiver] = Field(default_factory=list, description="Accepted findings.")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_enum_values=True,
+                              title="clusterplan design")

@@ -1,0 +1,116 @@
+"""The small Python API the CLI is a thin layer over.
+
+    analyze(path) -> Analysis: load -> schema -> model -> resolve catalog -> topology -> rules
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from validator.catalog import load_catalog
+from validator.design_file import read_design
+from validator.errors import Diagnostic, DesignError, ToolError
+from validator.findings import Finding, from_diagnostic, sort_key
+from validator.limits import limits
+from validator.resolve import Resolved, resolve
+from validator.topology.build import Topology, build_topology
+
+_DESIGN_MARK = re.compile(rb"^apiVersion:\s*[\"']?clusterplan/", re.MULTILINE)
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class Analysis:
+    file: str
+    findings: list[Finding] = field(default_factory=list)
+    topology: Topology | None = None
+
+    @property
+    def resolved(self) -> Resolved | None:
+        return self.topology.resolved if self.topology else None
+
+
+def display_name(path: Path) -> str:
+    """Paths in messages are relative to the working directory when they can be."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def discover(paths: list[Path]) -> tuple[list[Path], int]:
+    """Design files under `paths`; files given by name are always taken. Returns (files, skipped).
+
+    A directory walk takes `*.yaml` / `*.yml` files that declare `apiVersion: clusterplan/...`
+    (catalog files and unrelated YAML are skipped and counted), follows no directory symlinks
+    (so loops cannot hang it) and stops beyond the file limit.
+    """
+    files: list[Path] = []
+    skipped = 0
+    for p in paths:
+        if not p.exists():
+            raise ToolError(f"{p}: no such file or directory")
+        if p.is_file():
+            files.append(p)
+            continue
+        if not p.is_dir():
+            raise ToolError(f"{p}: not a regular file or directory")
+        for root, dirs, names in os.walk(p, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(names):
+                if not name.endswith(YAML_SUFFIXES):
+                    continue
+                candidate = Path(root) / name
+                if _looks_like_design(candidate):
+                    files.append(candidate)
+                    if len(files) > limits().max_files:
+                        raise ToolError(f"more than {limits().max_files:,} design files under {p}; "
+                                        "name the files or a smaller directory")
+                else:
+                    skipped += 1
+    return files, skipped
+
+
+def _looks_like_design(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return True  # let analyze() report why it cannot be read
+    return bool(_DESIGN_MARK.search(head))
+
+
+def load_topology(path: Path, display: str | None = None) -> Topology:
+    """Stages 1-5 for one design; raises DesignError with every reading problem."""
+    display = display or display_name(path)
+    try:
+        loaded, design = read_design(path, display)
+    except OSError as exc:
+        raise DesignError([Diagnostic("YAML000", f"cannot read the file: {exc.strerror or exc}", display,
+                                      hint="check the path and its permissions")]) from None
+    catalog = load_catalog(path, display, list(design.catalogs),
+                           lambda i: loaded.where(("catalogs", i)))
+    resolved = resolve(design, loaded, catalog)
+    topology = build_topology(resolved)
+    problems = [Diagnostic("TOP001", f"fabric {name}: {msg}", display, *loaded.where(("fabrics", name, "tiers")),
+                           ("fabrics", name, "tiers"), "choose switches with ports at the fabric speed, "
+                           "or set the tier counts")
+                for name, fab in topology.fabrics.items() for msg in fab.sizing.problems]
+    if problems:
+        raise DesignError(problems)
+    return topology
+
+
+def analyze(path: Path, display: str | None = None) -> Analysis:
+    """Read, resolve, expand and check one design. Never raises for a bad design."""
+    display = display or display_name(path)
+    try:
+        topology = load_topology(path, display)
+    except DesignError as exc:
+        return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
+    from validator.rules.engine import run_rules
+
+    return Analysis(display, run_rules(topology), topology)

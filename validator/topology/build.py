@@ -1,0 +1,262 @@
+"""Stage 5: the concrete topology of a resolved design.
+
+Devices are kept as groups with counts (servers, each fabric's tiers); individual links, with both
+endpoints, ports, racks and lengths, are generated on demand by `iter_links` so that a 100k-GPU
+design never holds every link object at once. The networkx graph holds one node per device group
+and one edge per link bundle: enough for reachability questions, small at any scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from validator.resolve import FABRIC_ROLES, Resolved
+from validator.topology.sizing import Sizing, TierSize, size_fabric
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+@dataclass(frozen=True)
+class LinkBundle:
+    """`count` links of one kind: from devices of group `a` (lower tier) to group `z`."""
+
+    fabric: str
+    a: str            # 'server', 'storage', an extra endpoint name, or a tier role
+    z: str            # a tier role
+    count: int
+    speed_gbps: float
+
+
+@dataclass
+class FabricTopology:
+    name: str
+    type: str
+    topology: str
+    speed_gbps: float
+    sizing: Sizing
+    bundles: list[LinkBundle]
+
+    @property
+    def tiers(self) -> list[TierSize]:
+        return self.sizing.tiers
+
+    def tier(self, role: str) -> TierSize | None:
+        return next((t for t in self.tiers if t.role == role), None)
+
+    @property
+    def links(self) -> int:
+        return sum(b.count for b in self.bundles)
+
+    @property
+    def switches(self) -> int:
+        return sum(t.count for t in self.tiers)
+
+
+@dataclass
+class Racks:
+    gpu_racks: int
+    network_racks: int
+    servers_per_rack: int
+    rack_units: int
+    gpu_rack_units_used: int
+    network_rack_units: int
+
+
+@dataclass
+class Topology:
+    resolved: Resolved
+    servers: int
+    gpus: int
+    nvlink_domain_gpus: int
+    nvlink_domains: int
+    fabrics: dict[str, FabricTopology]
+    racks: Racks
+    storage_nodes: int
+
+    @property
+    def switch_count(self) -> int:
+        return sum(f.switches for f in self.fabrics.values())
+
+    def graph(self) -> nx.MultiGraph:
+        """Device groups as nodes (with counts), link bundles as edges (with counts and speed)."""
+        import networkx as nx
+
+        g = nx.MultiGraph()
+        g.add_node("server", count=self.servers, kind="server")
+        if self.storage_nodes:
+            g.add_node("storage", count=self.storage_nodes, kind="storage")
+        for fab in self.fabrics.values():
+            for t in fab.tiers:
+                g.add_node(f"{fab.name}/{t.role}", count=t.count, kind="switch", switch=t.switch.id)
+            for b in fab.bundles:
+                a = b.a if b.a in ("server", "storage") else f"{fab.name}/{b.a}"
+                if a not in g:
+                    g.add_node(a, count=1, kind="endpoint")
+                g.add_edge(a, f"{fab.name}/{b.z}", fabric=fab.name, count=b.count, speed_gbps=b.speed_gbps)
+        return g
+
+    def it_power_w(self) -> dict[str, float | None]:
+        """IT power of servers and switches (optics are added by the BOM). None: a figure is unknown."""
+        server_w = self.resolved.server.max_power_w
+        switch_w: float | None = 0.0
+        for fab in self.fabrics.values():
+            for t in fab.tiers:
+                w = t.switch.power_max_w or t.switch.power_typical_w
+                switch_w = None if (w is None or switch_w is None) else switch_w + w * t.count
+        servers = None if server_w is None else server_w * self.servers
+        total = None if servers is None or switch_w is None else servers + switch_w
+        return {"servers": servers, "switches": switch_w, "total": total}
+
+
+def build_topology(resolved: Resolved) -> Topology:
+    design = resolved.design
+    servers = design.compute.count
+    storage_nodes = design.storage.nodes.count if design.storage and design.storage.nodes else 0
+    fabrics: dict[str, FabricTopology] = {}
+    for name in FABRIC_ROLES:
+        fab = resolved.fabrics.get(name)
+        if fab is None or not fab.tiers:
+            continue
+        extra = 0
+        if name == "storage" and design.storage and design.storage.nodes:
+            extra = design.storage.nodes.count * design.storage.nodes.ports
+        if name == "oob":
+            extra = sum(t.count * t.switch.mgmt_ports for f in fabrics.values() for t in f.tiers)
+            extra += storage_nodes
+        sizing = size_fabric(fab, servers, extra)
+        fabrics[name] = FabricTopology(name, str(fab.spec.type), str(fab.spec.topology), fab.spec.speed_gbps,
+                                       sizing, _bundles(name, fab.links_per_server * servers, sizing, design,
+                                                        storage_nodes))
+    gpus = resolved.gpus
+    domain = resolved.nvlink_domain_gpus
+    return Topology(resolved, servers, gpus, domain, math.ceil(gpus / domain), fabrics,
+                    _racks(resolved, fabrics), storage_nodes)
+
+
+def _bundles(name: str, server_links: int, sizing: Sizing, design: object, storage_nodes: int) -> list[LinkBundle]:
+    from validator.model import Design
+
+    assert isinstance(design, Design)
+    fab = getattr(design.fabrics, name)
+    out: list[LinkBundle] = []
+    leaf = sizing.tiers[0]
+    if server_links:
+        out.append(LinkBundle(name, "server", "leaf", server_links, fab.speed_gbps))
+    for extra in fab.extra_endpoints:
+        out.append(LinkBundle(name, extra.name, "leaf", extra.count * extra.ports, fab.speed_gbps))
+    if name == "storage" and design.storage and design.storage.nodes:
+        out.append(LinkBundle(name, "storage", "leaf", storage_nodes * design.storage.nodes.ports,
+                              fab.speed_gbps))
+    if name == "oob" and sizing.extra_links:
+        out.append(LinkBundle(name, "switch-mgmt", "leaf", sizing.extra_links - storage_nodes, fab.speed_gbps))
+        if storage_nodes:
+            out.append(LinkBundle(name, "storage", "leaf", storage_nodes, fab.speed_gbps))
+    for lower, upper in zip(sizing.tiers, sizing.tiers[1:], strict=False):
+        out.append(LinkBundle(name, lower.role, upper.role, lower.up_used, lower.up_speed_gbps))
+    del leaf
+    return [b for b in out if b.count > 0]
+
+
+def _racks(resolved: Resolved, fabrics: dict[str, FabricTopology]) -> Racks:
+    design = resolved.design
+    per_rack = design.compute.servers_per_rack
+    gpu_racks = math.ceil(design.compute.count / per_rack)
+    rack_units = resolved.rack.rack_units or 0
+    extra = resolved.server.rack_system.extra_rack_units if resolved.server.rack_system else 0
+    used = per_rack * resolved.server.rack_units + extra
+    switch_ru = sum((t.switch.rack_units or 0) * t.count for f in fabrics.values() for t in f.tiers)
+    network_racks = math.ceil(switch_ru / rack_units) if rack_units and switch_ru else 0
+    return Racks(gpu_racks, network_racks, per_rack, rack_units, used, switch_ru)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One cable run: A end (lower tier) to Z end."""
+
+    fabric: str
+    a_device: str
+    a_port: int
+    z_device: str
+    z_port: int
+    speed_gbps: float
+    a_role: str
+    z_role: str
+
+
+def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
+    """Every link of a fabric, in a stable order, with device names and 1-based port numbers.
+
+    Rail-optimized: NIC i of every server in SU u lands on the rail-i leaf of SU u (or the rail the
+    design's `nic_to_rail` names). Uplinks spread evenly: leaf uplink k goes to spine k mod S.
+    """
+    fab = topology.fabrics[fabric]
+    spec = getattr(topology.resolved.design.fabrics, fabric)
+    sizing = fab.sizing
+    leaf = sizing.tiers[0]
+    next_port = [0] * leaf.count
+    links_per_server = topology.resolved.fabrics[fabric].links_per_server
+    rails = sizing.rails
+    mapping = spec.nic_to_rail or list(range(links_per_server))
+    speed = fab.speed_gbps
+    if links_per_server:
+        for s in range(topology.servers):
+            server = f"node{s + 1:05d}"
+            for nic in range(links_per_server):
+                if rails > 1:
+                    rail = mapping[nic] if nic < len(mapping) else nic
+                    leaf_idx = (s // sizing.group_servers) * rails + rail % rails
+                else:
+                    leaf_idx = (s * links_per_server + nic) // leaf.down_ports
+                leaf_idx %= leaf.count
+                next_port[leaf_idx] += 1
+                yield Link(fabric, server, nic + 1, _name(fabric, "leaf", leaf_idx, sizing), next_port[leaf_idx],
+                           speed, "server", "leaf")
+    # non-server endpoints fill the free leaf ports, lowest leaf first
+    others: list[tuple[str, int, int]] = [(e.name, e.count, e.ports) for e in spec.extra_endpoints]
+    for b in fab.bundles:
+        if b.a in ("storage", "switch-mgmt"):
+            others.append((b.a, b.count, 1))
+    cursor = 0
+    for kind, count, ports in others:
+        for i in range(count):
+            for p in range(ports):
+                while cursor < leaf.count - 1 and next_port[cursor] >= leaf.down_ports:
+                    cursor += 1
+                next_port[cursor] += 1
+                yield Link(fabric, f"{fabric}-{kind}{i + 1:04d}", p + 1, _name(fabric, "leaf", cursor, sizing),
+                           next_port[cursor], speed, kind, "leaf")
+    for lower, upper in zip(sizing.tiers, sizing.tiers[1:], strict=False):
+        yield from _uplinks(fabric, lower, upper, sizing)
+
+
+def _uplinks(fabric: str, lower: TierSize, upper: TierSize, sizing: Sizing) -> Iterator[Link]:
+    if upper.role == "spine" and sizing.leaves_per_pod:
+        spines_per_pod = max(1, upper.count // max(1, sizing.pods))
+        group, targets = sizing.leaves_per_pod, spines_per_pod
+    elif upper.role == "core":
+        group, targets = 0, upper.count
+    else:
+        group, targets = 0, upper.count
+    up_port = [0] * upper.count
+    for i in range(lower.count):
+        base = (i // group) * targets if group else 0
+        for k in range(lower.up_ports):
+            if upper.role == "core":
+                j = (i * lower.up_ports + k) % upper.count
+            else:
+                j = base + k % targets
+            j %= upper.count
+            up_port[j] += 1
+            yield Link(fabric, _name(fabric, lower.role, i, sizing), lower.down_ports + k + 1,
+                       _name(fabric, upper.role, j, sizing), up_port[j], lower.up_speed_gbps,
+                       lower.role, upper.role)
+
+
+def _name(fabric: str, role: str, index: int, sizing: Sizing) -> str:
+    if role == "leaf" and sizing.rails > 1:
+        return f"{fabric}-leaf-su{index // sizing.rails + 1:03d}-rail{index % sizing.rails + 1}"
+    return f"{fabric}-{role}{index + 1:04d}"
