@@ -62,6 +62,8 @@ def validate(
     paths: Annotated[list[Path], typer.Argument(help="Design files or directories (searched recursively).")],
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
     fail_on: Annotated[FailOn, typer.Option(help="Lowest severity that fails the run.")] = FailOn.error,
+    designs_only: Annotated[bool, typer.Option(help="Skip named files that are not designs "
+                                               "(no `apiVersion: clusterplan/...`).")] = False,
 ) -> None:
     """Check designs against the schema, the catalog and the engineering rules."""
     from validator.export.report import fails, report_json
@@ -69,10 +71,12 @@ def validate(
     from validator.pipeline import analyze, discover
 
     try:
-        files, skipped = discover(paths)
+        files, skipped = discover(paths, designs_only=designs_only)
     except ToolError as exc:
         _fail(str(exc))
     if not files:
+        if designs_only:
+            raise typer.Exit(0)
         _fail("no design files found (a design declares `apiVersion: clusterplan/v1`)")
     analyses = [analyze(f) for f in files]
     failed = [a.file for a in analyses if fails(a, fail_on.value)]
@@ -120,23 +124,52 @@ def describe(
     sys.stdout.write(_dump_json(facts) if fmt == Fmt.json else describe_text(facts))
 
 
+class SchemaName(StrEnum):
+    design = "design"
+    catalog = "catalog"
+
+
 @app.command()
 def schema(
+    which: Annotated[SchemaName, typer.Argument(help="design (default) or catalog.")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
-    check: Annotated[bool, typer.Option(help="Exit 1 if the committed schema differs from the models.")] = False,
+    check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
 ) -> None:
-    """Print the JSON Schema of the design format (generated from the models)."""
+    """Print the JSON Schema of the design format or of catalog files (generated from the models)."""
     from validator.export.files import write_atomic
     from validator.resources import resource_dir
-    from validator.schema import DESIGN_SCHEMA_FILE, generate_design_schema, schema_text
+    from validator.schema import generated_schemas
 
-    text = schema_text(generate_design_schema())
+    schemas = generated_schemas()
     if check:
-        committed = (resource_dir("schemas") / DESIGN_SCHEMA_FILE).read_text(encoding="utf-8")
-        if committed != text:
-            _fail(f"schemas/{DESIGN_SCHEMA_FILE} is out of date; run `clusterplan schema -o "
-                  f"schemas/{DESIGN_SCHEMA_FILE}`", 1)
+        stale = [name for name, text in schemas.items()
+                 if not (resource_dir("schemas") / name).is_file()
+                 or (resource_dir("schemas") / name).read_text(encoding="utf-8") != text]
+        if stale:
+            _fail("out of date: " + ", ".join(f"schemas/{n}" for n in stale) +
+                  "; run `clusterplan schema -o schemas/<file>` for each", 1)
         return
+    name = next(n for n in schemas if n.startswith(f"clusterplan-{which.value}."))
+    if output:
+        write_atomic(output, schemas[name])
+    else:
+        sys.stdout.write(schemas[name])
+
+
+class DocName(StrEnum):
+    design_format = "design-format"
+
+
+@app.command()
+def docs(
+    page: Annotated[DocName, typer.Argument(help="Which generated page.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+) -> None:
+    """Print a generated documentation page (docs/design-format.md)."""
+    from validator.docs import design_format_md
+    from validator.export.files import write_atomic
+
+    text = {DocName.design_format: design_format_md}[page]()
     if output:
         write_atomic(output, text)
     else:

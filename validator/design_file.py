@@ -6,9 +6,10 @@ Every problem of a stage is reported at once; a later stage runs only on a clean
 from __future__ import annotations
 
 from pathlib import Path as FsPath
+
 from pydantic import ValidationError
 
-from validator.errors import Diagnostic, DesignError, Path, format_path
+from validator.errors import DesignError, Diagnostic, Path, format_path
 from validator.loader import Loaded, load_yaml, read_text
 from validator.model import API_VERSION, Design
 from validator.schema import check_structure

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from validator.errors import Diagnostic, DesignError, Path
+from validator.errors import DesignError, Diagnostic, Path
 from validator.limits import limits
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -76,8 +76,12 @@ def load_yaml(text: str, display: str) -> Loaded:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
+        if problem == "could not find expected ':'" and exc.context and exc.context_mark:
+            # "could not find expected ':'" is found a line late; the key that lacks it is the culprit
+            problem += f" ({exc.context} that starts here)"
+            mark = exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         hint = "YAML indentation must use spaces, not tabs" if "\t" in (
             text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else "") else \
             "check indentation, colons and quotes on this line"
@@ -157,7 +161,7 @@ def _scalar(node: yaml.Node) -> Any:
     value = node.value
     tag = node.tag
     if tag == "tag:yaml.org,2002:str":
-        if not node.style and _FLOAT_12.match(value):
+        if not getattr(node, "style", None) and _FLOAT_12.match(value):
             return float(value)
         return value
     if tag == "tag:yaml.org,2002:null":

@@ -119,7 +119,8 @@ class Compute(_Model):
 class Tier(_Model):
     switch: CatalogId = Field(description="Switch catalog id for this tier.")
     count: Count | None = Field(None, description="Switches in this tier (default: sized for a non-blocking fabric).")
-    downlinks: Count | None = Field(None, description="Ports per switch facing the tier below (default: half the ports).")
+    downlinks: Count | None = Field(None, description="Ports per switch facing the tier below "
+                                    "(default: half the ports).")
     uplinks: NonNegCount | None = Field(None, description="Ports per switch facing the tier above "
                                         "(default: equal to downlinks).")
     uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s "

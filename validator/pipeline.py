@@ -12,7 +12,7 @@ from pathlib import Path
 
 from validator.catalog import load_catalog
 from validator.design_file import read_design
-from validator.errors import Diagnostic, DesignError, ToolError
+from validator.errors import DesignError, Diagnostic, ToolError
 from validator.findings import Finding, from_diagnostic, sort_key
 from validator.limits import limits
 from validator.resolve import Resolved, resolve
@@ -41,12 +41,13 @@ def display_name(path: Path) -> str:
         return str(path)
 
 
-def discover(paths: list[Path]) -> tuple[list[Path], int]:
+def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Path], int]:
     """Design files under `paths`; files given by name are always taken. Returns (files, skipped).
 
     A directory walk takes `*.yaml` / `*.yml` files that declare `apiVersion: clusterplan/...`
     (catalog files and unrelated YAML are skipped and counted), follows no directory symlinks
-    (so loops cannot hang it) and stops beyond the file limit.
+    (so loops cannot hang it) and stops beyond the file limit. With `designs_only`, files given by
+    name are filtered the same way (the pre-commit hook passes every staged YAML file).
     """
     files: list[Path] = []
     skipped = 0
@@ -54,7 +55,10 @@ def discover(paths: list[Path]) -> tuple[list[Path], int]:
         if not p.exists():
             raise ToolError(f"{p}: no such file or directory")
         if p.is_file():
-            files.append(p)
+            if designs_only and not _looks_like_design(p):
+                skipped += 1
+            else:
+                files.append(p)
             continue
         if not p.is_dir():
             raise ToolError(f"{p}: not a regular file or directory")

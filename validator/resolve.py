@@ -11,7 +11,7 @@ from typing import Any
 
 from validator.catalog import Catalog
 from validator.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
-from validator.errors import Diagnostic, DesignError, Path
+from validator.errors import DesignError, Diagnostic, Path
 from validator.loader import Loaded
 from validator.model import Design, Fabric
 from validator.resources import load_data
@@ -117,13 +117,14 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
             switch = ref("switch", tier.switch, path)
             if switch is not None:
                 tiers.append(ResolvedTier(role, switch, path[:-1]))
-        links = server.links.get(name) if server else None  # type: ignore[call-overload]
+        links = server.links.get(name) if server else None
         nic = catalog.find("nic", links.nic) if links else None
         fabrics[name] = ResolvedFabric(name, spec, tuple(tiers), nic, links.count if links else 0,
                                        links.speed_gbps if links else 0.0)
     if problems:
         raise DesignError(problems)
     data = load_data("defaults.yaml")
+    assert gpu is not None
     return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
                     _values(data["defaults"]), _values(data["layout"]))
 

@@ -40,6 +40,14 @@ def generate_design_schema() -> dict[str, Any]:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
 
 
+def generated_schemas() -> dict[str, str]:
+    """Every schema file generated from the models, by file name under schemas/."""
+    from validator.catalog.entries import catalog_file_schema
+
+    return {DESIGN_SCHEMA_FILE: schema_text(generate_design_schema()),
+            "clusterplan-catalog.schema.json": schema_text(catalog_file_schema())}
+
+
 def schema_text(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -57,6 +65,11 @@ def check_structure(loaded: Loaded) -> list[Diagnostic]:
         return [Diagnostic("SCH001", "a design must be a YAML mapping (key: value pairs)", loaded.file,
                            hint="start from an example in designs/")]
     diags = [d for err in _validator().iter_errors(loaded.data) for d in _describe(err, loaded)]
+    # a misspelt key also makes the right one "missing": report it once, as the typo
+    typos = {(d.path[:-1], d.hint.split("'")[1]) for d in diags
+             if d.message.startswith("unknown key") and d.hint.startswith("did you mean")}
+    diags = [d for d in diags if not (d.message.startswith("missing required key")
+                                      and (d.path, d.message.split("'")[1]) in typos)]
     unique = {(d.line, d.col, d.message): d for d in diags}
     return sorted(unique.values(), key=lambda d: (d.line, d.col, d.message))
 

@@ -21,7 +21,7 @@ from validator.catalog.entries import (
     Switch,
     Transceiver,
 )
-from validator.errors import Diagnostic, DesignError
+from validator.errors import DesignError, Diagnostic
 from validator.loader import Loaded, load_yaml, read_text
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -167,7 +167,7 @@ def load_catalog(design_file: Path, display: str, extra: list[str], where: Any) 
                                        line, col, ("catalogs", i), "paths are relative to the design file"))
             continue
         if not real.is_relative_to(root):
-            problems.append(Diagnostic("CAT005", f"catalog file '{rel}' is outside the repository ({root})",
+            problems.append(Diagnostic("CAT005", f"catalog file '{rel}' is outside the design repository",
                                        display, line, col, ("catalogs", i),
                                        "keep catalog files inside the design repository; symlinks out of "
                                        "it are not followed"))

@@ -3,6 +3,7 @@ mid-write leaves the previous file intact; readers never see half a file."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -21,8 +22,6 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from validator.findings import Finding
@@ -60,14 +60,13 @@ def render_text(analyses: Sequence[Analysis], sources: dict[str, str], *, colour
     return "\n".join(out) + "\n"
 
 
-def _finding(f: Finding, lines: list[str], c: object) -> list[str]:
-    colour = c  # type: ignore[assignment]
-    head = f"{f.file}:{f.line}:{f.col}: {colour(f.severity, f.severity)} {f.rule} [{f.slug}] {f.message}"  # type: ignore[operator]
+def _finding(f: Finding, lines: list[str], colour: Callable[[str, str], str]) -> list[str]:
+    head = f"{f.file}:{f.line}:{f.col}: {colour(f.severity, f.severity)} {f.rule} [{f.slug}] {f.message}"
     out = [head]
     if 0 < f.line <= len(lines):
         src = lines[f.line - 1].replace("\t", " ")
         out.append(f"  {f.line:>5} | {src}")
-        out.append(f"        | {' ' * (f.col - 1)}{colour('dim', '^')}")  # type: ignore[operator]
+        out.append(f"        | {' ' * (f.col - 1)}{colour('dim', '^')}")
     if f.hint:
         out.append(f"        = hint: {f.hint}")
     return out

@@ -46,7 +46,8 @@ def _apply_waivers(findings: list[Finding], ctx: Context, today: date) -> list[F
         path = ("waivers", i)
         rule = rule_by_id(waiver.rule)
 
-        def meta(rule_id: str, slug: str, sev: str, msg: str, hint: str, sub: str = "") -> None:
+        def meta(rule_id: str, slug: str, sev: str, msg: str, hint: str, sub: str = "",
+                 path: tuple[str | int, ...] = path) -> None:
             at = (*path, sub) if sub else path
             ln, cl = ctx.resolved.where(at)
             out.append(Finding(rule_id, slug, sev, msg, file, ln, cl, format_path(at), hint, "Waiver problem"))

@@ -245,10 +245,7 @@ def _uplinks(fabric: str, lower: TierSize, upper: TierSize, sizing: Sizing) -> I
     for i in range(lower.count):
         base = (i // group) * targets if group else 0
         for k in range(lower.up_ports):
-            if upper.role == "core":
-                j = (i * lower.up_ports + k) % upper.count
-            else:
-                j = base + k % targets
+            j = (i * lower.up_ports + k) % upper.count if upper.role == "core" else base + k % targets
             j %= upper.count
             up_port[j] += 1
             yield Link(fabric, _name(fabric, lower.role, i, sizing), lower.down_ports + k + 1,

@@ -111,9 +111,11 @@ def size_fabric(fab: ResolvedFabric, servers: int, extra_ports_per_fabric: int) 
             problems.append(f"spine switch {spine.switch.id} has no {up_speed:g}G ports")
             spine_ports = 1
         two_tier_spines = math.ceil(planned_leaves * up / spine_ports)
-        need_core = core is not None or (spec.tiers.spine.count is None and two_tier_spines > max(up, 1))
+        spine_spec = spec.tiers.spine
+        assert spine_spec is not None
+        need_core = core is not None or (spine_spec.count is None and two_tier_spines > max(up, 1))
         if not need_core:
-            count = spec.tiers.spine.count or max(1, two_tier_spines)  # type: ignore[union-attr]
+            count = spine_spec.count or max(1, two_tier_spines)
             sized.append(TierSize("spine", spine.switch, count, spine_ports, 0, up_speed, up_speed,
                                   down_used=leaves * up))
         else:
@@ -124,7 +126,7 @@ def size_fabric(fab: ResolvedFabric, servers: int, extra_ports_per_fabric: int) 
             spines_per_pod = max(1, math.ceil(leaves_per_pod * up / spine_down))
             pods = math.ceil(planned_leaves / leaves_per_pod)
             built_pods = math.ceil(leaves / leaves_per_pod)
-            spine_count = spec.tiers.spine.count or built_pods * spines_per_pod  # type: ignore[union-attr]
+            spine_count = spine_spec.count or built_pods * spines_per_pod
             core_ports = core_switch.ports_at(up_speed) or 1
             core_count = (spec.tiers.core.count if spec.tiers.core else None) or \
                 max(1, math.ceil(pods * spines_per_pod * spine_up / core_ports))

@@ -1,0 +1,43 @@
+"""The committed schemas match the models; examples validate against the committed schema."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from tests.helpers import DESIGNS, ROOT
+from validator.loader import load_yaml
+from validator.schema import generated_schemas
+
+EXAMPLES = sorted(DESIGNS.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", sorted(generated_schemas()))
+def test_committed_schema_matches_models(name):
+    committed = (ROOT / "schemas" / name).read_text(encoding="utf-8")
+    assert committed == generated_schemas()[name], f"schemas/{name} drifted: run `clusterplan schema -o ...`"
+
+
+def test_every_field_has_a_description():
+    schema = json.loads(generated_schemas()["clusterplan-design.schema.json"])
+    missing = [f"{d}.{p}" for d, body in schema["$defs"].items() if body.get("type") == "object"
+               for p, prop in body.get("properties", {}).items() if not prop.get("description")]
+    missing += [p for p, prop in schema["properties"].items() if not prop.get("description")]
+    assert not missing
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_examples_match_schema_and_point_editors_at_it(path):
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# yaml-language-server: $schema=../schemas/clusterplan-design.schema.json")
+    schema = json.loads((ROOT / "schemas" / "clusterplan-design.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(load_yaml(text, path.name).data)
+
+
+def test_schema_rejects_unknown_keys_and_nulls():
+    schema = json.loads((ROOT / "schemas" / "clusterplan-design.schema.json").read_text())
+    compute = schema["$defs"]["Compute"]
+    assert compute["additionalProperties"] is False
+    assert "null" not in json.dumps(compute)
