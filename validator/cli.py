@@ -156,8 +156,43 @@ def schema(
         sys.stdout.write(schemas[name])
 
 
+@app.command()
+def rules(fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text) -> None:
+    """List the engineering rules: ID, severity, what they apply to, title."""
+    from validator.rules.base import as_dict
+    from validator.rules.registry import RULES
+
+    if fmt == Fmt.json:
+        sys.stdout.write(_dump_json([as_dict(r) for r in RULES]))
+        return
+    for r in RULES:
+        sys.stdout.write(f"{r.id}  {r.severity:<7}  {r.applies_to:<9}  {r.slug:<26} {r.title}\n")
+
+
+@app.command()
+def explain(rule_id: Annotated[str, typer.Argument(help="Rule ID, e.g. TRN002.")]) -> None:
+    """Print a rule's rationale, source, fix and thresholds."""
+    from validator.rules.registry import RULES, rule_by_id
+
+    rule = rule_by_id(rule_id.upper())
+    if rule is None:
+        import difflib
+
+        close = difflib.get_close_matches(rule_id.upper(), [r.id for r in RULES], n=3)
+        _fail(f"no rule {rule_id}" + (f"; did you mean {', '.join(close)}?" if close else
+                                      "; `clusterplan rules` lists them"))
+    d = rule.doc
+    text = (f"{rule.id} {rule.slug}: {rule.title}\n  severity {rule.severity}, applies to {rule.applies_to}, "
+            f"{'waivable' if rule.waivable else 'not waivable'}\n\n{d['rationale']}\n\nSource: {d['source']}\n"
+            f"Fix: {d['fix']}\n")
+    if rule.thresholds:
+        text += "Thresholds: " + ", ".join(rule.thresholds) + " (override with `thresholds:` in the design)\n"
+    sys.stdout.write(text)
+
+
 class DocName(StrEnum):
     design_format = "design-format"
+    rules = "rules"
 
 
 @app.command()
@@ -165,11 +200,11 @@ def docs(
     page: Annotated[DocName, typer.Argument(help="Which generated page.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
-    """Print a generated documentation page (docs/design-format.md)."""
-    from validator.docs import design_format_md
+    """Print a generated documentation page (docs/design-format.md, docs/rules.md)."""
+    from validator.docs import design_format_md, rules_md
     from validator.export.files import write_atomic
 
-    text = {DocName.design_format: design_format_md}[page]()
+    text = {DocName.design_format: design_format_md, DocName.rules: rules_md}[page]()
     if output:
         write_atomic(output, text)
     else:

@@ -68,3 +68,24 @@ def design_format_md() -> str:
             out += [body["description"], ""]
         out += _table(body)
     return "\n".join(out) + "\n"
+
+
+def rules_md() -> str:
+    """docs/rules.md: one section per rule, from the registry and each check's docstring."""
+    from validator.resources import load_data
+    from validator.rules.registry import RULES
+
+    thresholds = load_data("thresholds.yaml")["thresholds"]
+    out = ["# Rules", "", "Generated from the rule registry by `clusterplan docs rules`; do not edit by hand.",
+           "Severity can be overridden per design (`severity: {ID: warning}`); thresholds with",
+           "`thresholds: {name: value}`; accepted findings are waived with `waivers:`.", "",
+           "| ID | slug | severity | applies to | waivable | title |", "|---|---|---|---|---|---|"]
+    out += [f"| [{r.id}](#{r.id.lower()}) | `{r.slug}` | {r.severity} | {r.applies_to} | "
+            f"{'yes' if r.waivable else 'no'} | {r.title} |" for r in RULES]
+    for r in RULES:
+        out += ["", f"## {r.id}", "", f"**{r.title}** (`{r.slug}`, {r.severity}, {r.applies_to})", "",
+                r.doc["rationale"], "", f"- Source: {r.doc['source']}", f"- Fix: {r.doc['fix']}"]
+        for name in r.thresholds:
+            t = thresholds[name]
+            out.append(f"- Threshold `{name}` = {t['value']} ({t['source']})")
+    return "\n".join(out) + "\n"

@@ -45,7 +45,7 @@ class Resolved:
     server: Server
     gpu: Gpu
     rack: Facility
-    model: LlmModel | None
+    model: LlmModel
     fabrics: dict[str, ResolvedFabric]
     defaults: dict[str, float]
     layout: dict[str, float]
@@ -124,7 +124,7 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
     if problems:
         raise DesignError(problems)
     data = load_data("defaults.yaml")
-    assert gpu is not None
+    assert gpu is not None and model is not None  # cross_checks guarantee a workload section
     return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
                     _values(data["defaults"]), _values(data["layout"]))
 

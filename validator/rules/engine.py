@@ -57,15 +57,15 @@ def _apply_waivers(findings: list[Finding], ctx: Context, today: date) -> list[F
                  "`clusterplan rules` lists the rule IDs", "rule")
             continue
         if not waiver.reason.strip():
-            meta("WVR002", "waiver-without-reason", "error", f"waiver {i} for {waiver.rule} has no reason",
+            meta("WVR001", "waiver-without-reason", "error", f"waiver {i} for {waiver.rule} has no reason",
                  "say why the finding is accepted", "reason")
             continue
         if waiver.expires is not None and waiver.expires < today:
-            meta("WVR003", "expired-waiver", "warning", f"waiver {i} for {waiver.rule} expired on "
+            meta("WVR001", "expired-waiver", "warning", f"waiver {i} for {waiver.rule} expired on "
                  f"{waiver.expires.isoformat()}", "renew it with a new date or fix the finding", "expires")
             continue
         if not rule.waivable:
-            meta("WVR004", "non-waivable-rule", "error", f"rule {waiver.rule} cannot be waived",
+            meta("WVR001", "non-waivable-rule", "error", f"rule {waiver.rule} cannot be waived",
                  "fix the design instead", "rule")
             continue
         used = False
@@ -74,6 +74,6 @@ def _apply_waivers(findings: list[Finding], ctx: Context, today: date) -> list[F
                 out[j] = f.waive(waiver.reason)
                 used = True
         if not used:
-            meta("WVR005", "unused-waiver", "info", f"waiver {i} for {waiver.rule} matches no finding",
+            meta("WVR001", "unused-waiver", "info", f"waiver {i} for {waiver.rule} matches no finding",
                  "remove the waiver")
     return out

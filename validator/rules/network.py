@@ -1,0 +1,85 @@
+"""Network rules (NET) for every design."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from validator.rules.base import Hit
+from validator.rules.context import Context
+
+
+def switch_radix(ctx: Context) -> Iterator[Hit]:
+    """Ports used on every switch must not exceed the ports it has at the link speed.
+
+    Source: switch hardware manuals in the catalog (port groups and breakouts).
+    Fix: add switches to the tier (or remove its explicit count so clusterplan sizes it).
+    """
+    for name, fab in ctx.topology.fabrics.items():
+        for tier in fab.tiers:
+            cages_needed = 0.0
+            per_switch_down = math.ceil(tier.down_used / tier.count)
+            per_switch_up = math.ceil(tier.up_used / tier.count)
+            down_cap = tier.switch.ports_at(tier.down_speed_gbps)
+            up_cap = tier.switch.ports_at(tier.up_speed_gbps)
+            if down_cap:
+                cages_needed += per_switch_down / down_cap
+            if up_cap and tier.up_speed_gbps != tier.down_speed_gbps:
+                dedicated = all(int(tier.down_speed_gbps) not in g.ports_per_cage
+                                for g in tier.switch.port_groups if int(tier.up_speed_gbps) in g.ports_per_cage)
+                if not dedicated:
+                    cages_needed += per_switch_up / up_cap
+            elif up_cap:
+                cages_needed += per_switch_up / up_cap
+            over_down = per_switch_down > tier.down_ports
+            if cages_needed > 1 + 1e-9 or over_down:
+                yield Hit(f"{name} {tier.role} {tier.switch.id}: {per_switch_down} down + {per_switch_up} up links per "
+                          f"switch exceed its {tier.down_ports} down / {down_cap} ports at "
+                          f"{tier.down_speed_gbps:g}G", ("fabrics", name, "tiers", tier.role))
+
+
+def link_speed_match(ctx: Context) -> Iterator[Hit]:
+    """Both ends of a link run at the same speed: the server NIC at the fabric's speed, and every switch
+    with ports at that speed.
+
+    Source: IEEE 802.3 / InfiniBand: a link trains to one speed; auto-negotiation down wastes the NIC.
+    Fix: set `speed_gbps` to the NIC speed, or pick switches and NICs of the same speed.
+    """
+    for name, fab in ctx.resolved.fabrics.items():
+        if fab.links_per_server and fab.nic_speed_gbps != fab.spec.speed_gbps:
+            yield Hit(f"{name}: server NICs run at {fab.nic_speed_gbps:g}G but the fabric is {fab.spec.speed_gbps:g}G",
+                      ("fabrics", name, "speed_gbps"))
+        if fab.spec.type == "infiniband" and any(t.switch.technology != "infiniband" for t in fab.tiers):
+            yield Hit(f"{name}: an InfiniBand fabric with Ethernet switches", ("fabrics", name, "type"))
+        if fab.spec.type != "infiniband" and any(t.switch.technology == "infiniband" for t in fab.tiers):
+            yield Hit(f"{name}: an Ethernet fabric with InfiniBand switches", ("fabrics", name, "type"))
+
+
+def oob_reach(ctx: Context) -> Iterator[Hit]:
+    """An out-of-band management network reaches every server BMC and every switch management port.
+
+    Source: shared/docs/domain.md section 3 (a separate out-of-band management network); DGX SuperPOD
+    RA (SN2201 OOB switches).
+    Fix: add `fabrics.oob` with enough 1G leaf ports for every BMC and switch.
+    """
+    if ctx.design.fabrics.oob is None:
+        yield Hit("no out-of-band management network (fabrics.oob)", ("fabrics",))
+        return
+    oob = ctx.topology.fabrics.get("oob")
+    if oob is None:
+        return
+    import networkx as nx
+
+    graph = ctx.topology.graph()
+    unreachable = sorted(n for n, d in graph.nodes(data=True)
+                         if d.get("kind") == "switch" and not n.startswith("oob/"))
+    if ctx.resolved.fabrics["oob"].links_per_server == 0:
+        yield Hit("the servers have no BMC port on the out-of-band network", ("fabrics", "oob"))
+    if not nx.has_path(graph, "server", "oob/leaf") and ctx.resolved.fabrics["oob"].links_per_server:
+        yield Hit("servers are not connected to the out-of-band leaves", ("fabrics", "oob"))
+    mgmt = sum(b.count for b in oob.bundles if b.a == "switch-mgmt")
+    expected = sum(t.count * t.switch.mgmt_ports for name, f in ctx.topology.fabrics.items() if name != "oob"
+                   for t in f.tiers)
+    if mgmt < expected:
+        yield Hit(f"only {mgmt} of {expected} switch management ports ({', '.join(unreachable)}) reach the "
+                  "out-of-band network", ("fabrics", "oob"))
