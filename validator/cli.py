@@ -57,19 +57,59 @@ def _dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+class ReportFmt(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+def _render_report(fmt: str, analyses: list[Any], files: list[Path], fail_on: str, skipped: int,
+                   failed: list[str], colour: bool) -> str:
+    from validator.export import ci
+    from validator.export.report import report_json
+    from validator.export.text import render_text
+
+    if fmt == "json":
+        return _dump_json(report_json(analyses, fail_on))
+    if fmt == "sarif":
+        return _dump_json(ci.sarif(analyses, ci.workspace_root()))
+    if fmt == "junit":
+        return ci.junit(analyses, fail_on)
+    if fmt == "github":
+        return ci.github(analyses, ci.workspace_root())
+    sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
+    return render_text(analyses, sources, colour=colour, skipped=skipped, failed=failed)
+
+
+def _parse_outputs(specs: list[str]) -> list[tuple[str, Path]]:
+    out = []
+    for spec in specs:
+        fmt, sep, file = spec.partition("=")
+        if not sep or not file or fmt not in ReportFmt.__members__:
+            _fail(f"--output {spec!r}: expected FORMAT=FILE with FORMAT one of {', '.join(ReportFmt.__members__)}")
+        out.append((fmt, Path(file)))
+    return out
+
+
 @app.command()
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Design files or directories (searched recursively).")],
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
+    fmt: Annotated[ReportFmt, typer.Option("--format", "-f", help="Output format on stdout.")] = ReportFmt.text,
+    output: Annotated[list[str] | None, typer.Option("--output", "-o", help="Also write FORMAT=FILE "
+                                                     "(repeatable), e.g. sarif=clusterplan.sarif.")] = None,
     fail_on: Annotated[FailOn, typer.Option(help="Lowest severity that fails the run.")] = FailOn.error,
     designs_only: Annotated[bool, typer.Option(help="Skip named files that are not designs "
                                                "(no `apiVersion: clusterplan/...`).")] = False,
 ) -> None:
     """Check designs against the schema, the catalog and the engineering rules."""
-    from validator.export.report import fails, report_json
-    from validator.export.text import render_text, use_colour
+    from validator.export.files import write_atomic
+    from validator.export.report import fails
+    from validator.export.text import use_colour
     from validator.pipeline import analyze, discover
 
+    outputs = _parse_outputs(output or [])
     try:
         files, skipped = discover(paths, designs_only=designs_only)
     except ToolError as exc:
@@ -80,12 +120,10 @@ def validate(
         _fail("no design files found (a design declares `apiVersion: clusterplan/v1`)")
     analyses = [analyze(f) for f in files]
     failed = [a.file for a in analyses if fails(a, fail_on.value)]
-    if fmt == Fmt.json:
-        sys.stdout.write(_dump_json(report_json(analyses, fail_on.value)))
-    else:
-        sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
-        sys.stdout.write(render_text(analyses, sources, colour=use_colour(sys.stdout), skipped=skipped,
-                                     failed=failed))
+    for out_fmt, out_file in outputs:
+        write_atomic(out_file, _render_report(out_fmt, analyses, files, fail_on.value, skipped, failed, False))
+    sys.stdout.write(_render_report(fmt.value, analyses, files, fail_on.value, skipped, failed,
+                                    use_colour(sys.stdout)))
     raise typer.Exit(1 if failed else 0)
 
 

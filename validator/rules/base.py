@@ -60,6 +60,7 @@ class Rule:
         for k, v in lines.items():
             joined = "\n".join(v) if k == "example" else " ".join(x for x in v if x)
             parts[k] = joined.strip("\n") if k == "example" else joined.strip()
+        parts["fix"] = parts["fix"][:1].upper() + parts["fix"][1:]
         return parts
 
     def applies(self, kind: str) -> bool:

@@ -128,7 +128,8 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     fab = ctx.design.fabrics.compute
     if fab.type == "infiniband":
         switches = ctx.topology.fabrics["compute"].switches
-        yield Hit(f"independent replicas on a lossless InfiniBand fabric ({switches} switches); an Ethernet "
+        noun = "switch" if switches == 1 else "switches"
+        yield Hit(f"independent replicas on a lossless InfiniBand fabric ({switches} {noun}); an Ethernet "
                   "design costs about 1/3 to 1/2 as much", ("fabrics", "compute", "type"))
 
 
