@@ -162,6 +162,19 @@ def describe(
     sys.stdout.write(_dump_json(facts) if fmt == Fmt.json else describe_text(facts))
 
 
+@app.command()
+def estimate(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
+) -> None:
+    """Estimate performance: training step time, MFU, time-to-train; inference TTFT, TPOT, concurrency, cost."""
+    from validator.estimate import estimate as estimate_of
+    from validator.export.scorecard import scorecard
+
+    result = estimate_of(_topology_or_exit(design))
+    sys.stdout.write(_dump_json(result) if fmt == Fmt.json else scorecard(result))
+
+
 class SchemaName(StrEnum):
     design = "design"
     catalog = "catalog"

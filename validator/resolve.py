@@ -13,7 +13,7 @@ from validator.catalog import Catalog
 from validator.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
 from validator.errors import DesignError, Diagnostic, Path
 from validator.loader import Loaded
-from validator.model import Design, Fabric
+from validator.model import Design, Fabric, Inference, Training
 from validator.resources import load_data
 
 FABRIC_ROLES = ("compute", "storage", "inband", "oob")
@@ -53,6 +53,16 @@ class Resolved:
     @property
     def file(self) -> str:
         return self.loaded.file
+
+    @property
+    def training(self) -> Training:
+        assert self.design.training is not None, "a TrainingCluster always has a training section"
+        return self.design.training
+
+    @property
+    def inference(self) -> Inference:
+        assert self.design.inference is not None, "an InferenceFleet always has an inference section"
+        return self.design.inference
 
     @property
     def nvlink_domain_gpus(self) -> int:

@@ -170,6 +170,7 @@ class LlmModel(_Entry):
     vocab: int = Field(ge=1)
     max_context: int = Field(ge=1)
     tied_embeddings: bool
+    mlp: Literal["gelu", "swiglu"] = Field(description="gelu: 2 FFN matrices (GPT); swiglu: 3 (Llama)")
     moe: Moe | None = None
     mla: Mla | None = None
 

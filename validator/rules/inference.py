@@ -145,3 +145,21 @@ def expert_parallel_domain(ctx: Context) -> Iterator[Hit]:
         if rep.ep > 1 and rep.gpus > domain:
             yield Hit(f"EP {rep.ep} over {rep.gpus} GPUs spans more than the {domain}-GPU NVLink domain",
                       (*path, "ep"))
+
+
+def latency_targets(ctx: Context) -> Iterator[Hit]:
+    """The estimated time to first token (batch 1, plus the KV transfer when disaggregated) and time per
+    output token (at the batch the KV cache allows) meet the design's targets.
+
+    Source: the clusterplan estimator (`clusterplan estimate`), checked against TensorRT-LLM v0.9
+    published latencies and throughput (benchmarks/accuracy.py).
+    Fix: use more GPUs per replica (higher TP), FP8 weights, a smaller batch per replica, or faster GPUs.
+    """
+    targets = ctx.design.inference.targets
+    est = ctx.estimate
+    if targets.ttft_ms is not None and est["ttft_ms"] > targets.ttft_ms:
+        yield Hit(f"estimated TTFT {est['ttft_ms']:,.0f} ms > target {targets.ttft_ms:g} ms",
+                  ("inference", "targets", "ttft_ms"))
+    if targets.tpot_ms is not None and est["tpot_ms"] > targets.tpot_ms:
+        yield Hit(f"estimated TPOT {est['tpot_ms']:.1f} ms at batch {est['batch']} > target {targets.tpot_ms:g} ms",
+                  ("inference", "targets", "tpot_ms"))

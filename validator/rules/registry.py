@@ -36,6 +36,8 @@ RULES: tuple[Rule, ...] = (
          inference.over_built_fabric),
     Rule("INF006", "expert-parallel-domain", "Expert parallelism inside the NVLink domain", "warning",
          "inference", inference.expert_parallel_domain),
+    Rule("INF007", "latency-targets", "Estimated TTFT and TPOT meet the targets", "error", "inference",
+         inference.latency_targets),
     Rule("NET001", "switch-radix", "Ports used within switch radix", "error", "all", network.switch_radix,
          waivable=False),
     Rule("NET002", "link-speed-match", "Both ends of a link at the same speed", "error", "all",

@@ -1,0 +1,57 @@
+"""The `clusterplan estimate` scorecard: the headline, the step as a bar, and the assumptions."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+_BAR = 40
+_MARKS = {"compute": "#", "recompute": "r", "tp": "t", "cp": "c", "ep": "e", "pp": "p", "dp": "d", "bubble": "."}
+
+
+def _bar(parts: dict[str, float]) -> tuple[str, str]:
+    total = sum(parts.values()) or 1.0
+    bar = ""
+    legend = []
+    for key, value in parts.items():
+        if value <= 0:
+            continue
+        bar += _MARKS[key] * round(_BAR * value / total)
+        legend.append(f"{_MARKS[key]} {key} {100 * value / total:.0f}%")
+    return bar[:_BAR].ljust(_BAR), "  ".join(legend)
+
+
+def _fmt(x: Any, spec: str = ",.3g") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def scorecard(e: dict[str, Any]) -> str:
+    lines = [f"{e['name']} ({e['kind']})  {e['file']}"]
+    if e["kind"] == "training":
+        days = e["time_to_train_days"]
+        lines.append(f"  MFU {100 * e['mfu']:.1f}%   HFU {100 * e['hfu']:.1f}%   "
+                     f"{e['model_tflops_per_gpu']:,.0f} model TFLOP/s per GPU   {e['tokens_per_s']:,.0f} tokens/s   "
+                     "time to train "
+                     f"{'n/a (no token budget)' if days is None else f'{days:,.1f} days'}")
+        bar, legend = _bar(e["breakdown"])
+        lines.append(f"  step {e['step_time_s']:.3g} s  [{bar}]")
+        lines.append(f"    {legend}")
+        lines.append(f"  communication {100 * e['comm_share']:.0f}% of the step, scaling efficiency "
+                     f"{100 * e['scaling_efficiency']:.0f}%, {e['microbatches_per_step']} micro-batches per step")
+        m = e["memory_per_gpu_gb"]
+        lines.append(f"  memory per GPU {m['total_gb']:.1f} of {m['hbm_gb']:g} GB (weights {m['weights_gb']:.1f}, "
+                     f"gradients {m['gradients_gb']:.1f}, optimizer {m['optimizer_gb']:.1f}, activations "
+                     f"{m['activations_gb']:.1f}, reserve {m['reserve_gb']:.1f})")
+    else:
+        cost = e["cost_per_million_tokens"]
+        lines.append(f"  TTFT {e['ttft_ms']:,.0f} ms   TPOT {e['tpot_ms']:.1f} ms   "
+                     f"{e['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at batch {e['batch']}")
+        lines.append(f"  KV cache {e['kv_bytes_per_token']:,.0f} B/token ({e['kv_bytes_per_token_per_gpu']:,.0f} per "
+                     f"GPU), {e['kv_gb_per_gpu']:.1f} GB per GPU -> max {e['max_concurrency_per_replica']} concurrent "
+                     f"requests per replica")
+        lines.append(f"  replicas needed {_fmt(e['replicas_needed'], 'd')} (planned {e['replicas_planned']}), "
+                     f"{e['requests_per_s_per_replica']:.3g} requests/s per replica, cost per million output "
+                     f"tokens {'n/a (no server price)' if cost is None else f'${cost:.3f}'}")
+    items = ", ".join(f"{k}={v}" for k, v in sorted(e["assumptions"].items()))
+    lines.append(textwrap.fill(items, width=110, initial_indent="  assumptions: ", subsequent_indent="    "))
+    return "\n".join(lines) + "\n"
