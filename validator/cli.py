@@ -175,6 +175,98 @@ def estimate(
     sys.stdout.write(_dump_json(result) if fmt == Fmt.json else scorecard(result))
 
 
+class BomFmt(StrEnum):
+    text = "text"
+    md = "md"
+    csv = "csv"
+    json = "json"
+    xlsx = "xlsx"
+
+
+class CablingFmt(StrEnum):
+    csv = "csv"
+    json = "json"
+    xlsx = "xlsx"
+
+
+def _emit(data: str | bytes, output: Path | None) -> None:
+    from validator.export.files import write_atomic
+
+    if output is not None:
+        write_atomic(output, data)
+    elif isinstance(data, bytes):
+        _fail("this format is binary: write it to a file with -o FILE")
+    else:
+        sys.stdout.write(data)
+
+
+def _workbook(design: Path, topology: Any, timestamp: str | None) -> bytes:
+    from validator.bom import build_bom
+    from validator.bom.cabling import Plan
+    from validator.estimate import estimate as estimate_of
+    from validator.export.workbook import design_timestamp, summary
+    from validator.export.xlsx import workbook_bytes
+    from validator.rules.engine import run_rules
+
+    plan = Plan(topology)
+    bom = build_bom(topology, plan)
+    findings = run_rules(topology)
+    try:
+        stamp = design_timestamp(design, timestamp)
+    except ValueError:
+        _fail(f"--timestamp {timestamp!r}: expected an ISO date such as 2026-12-01T00:00:00")
+    facts = summary(topology, bom, estimate_of(topology), findings, design, stamp)
+    return workbook_bytes(bom, plan, findings, facts, stamp)
+
+
+@app.command()
+def bom(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    fmt: Annotated[BomFmt, typer.Option("--format", "-f", help="Output format.")] = BomFmt.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
+    timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO); default: the design's last "
+                                                  "git commit, or SOURCE_DATE_EPOCH.")] = None,
+) -> None:
+    """Bill of materials: servers, GPUs, NICs, switches, optics, cables, racks, PDUs, cooling; power and cost."""
+    from validator.bom import build_bom
+    from validator.export import tables
+
+    topology = _topology_or_exit(design)
+    if fmt == BomFmt.xlsx:
+        _emit(_workbook(design, topology, timestamp), output)
+        return
+    result = build_bom(topology)
+    text = {BomFmt.text: lambda: tables.bom_text(result), BomFmt.md: lambda: tables.bom_text(result, markdown=True),
+            BomFmt.csv: lambda: tables.bom_csv(result), BomFmt.json: lambda: tables.bom_json(result)}[fmt]()
+    _emit(text, output)
+
+
+@app.command()
+def cabling(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    fmt: Annotated[CablingFmt, typer.Option("--format", "-f", help="Output format.")] = CablingFmt.csv,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
+    timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO), for --format xlsx.")] = None,
+) -> None:
+    """Cabling plan: one row per link, A end to Z end, with racks, media, transceivers and length."""
+    from validator.bom.cabling import Plan
+    from validator.export import tables
+    from validator.export.files import write_atomic_lines
+
+    topology = _topology_or_exit(design)
+    if fmt == CablingFmt.xlsx:
+        _emit(_workbook(design, topology, timestamp), output)
+        return
+    plan = Plan(topology)
+    if fmt == CablingFmt.json:
+        _emit(tables.cabling_json(plan), output)
+    elif output is not None:
+        write_atomic_lines(output, tables.cabling_csv_rows(plan))
+    else:
+        for line in tables.cabling_csv_rows(plan):
+            sys.stdout.write(line)
+
+
 class SchemaName(StrEnum):
     design = "design"
     catalog = "catalog"

@@ -179,6 +179,15 @@ class ExtraEndpoint(_Model):
     ports: Count = Field(description="Leaf ports each one uses.")
 
 
+MediaKind = Literal["auto", "dac", "acc", "aoc", "mmf", "smf", "smf-duplex"]
+
+
+class FabricMedia(_Model):
+    servers: MediaKind = Field("auto", description="Media from servers to leaves: auto picks copper in the rack, "
+                               "else optics that reach.")
+    switches: MediaKind = Field("auto", description="Media between switch tiers.")
+
+
 class Fabric(_Model):
     type: Technology = Field(description="infiniband, roce (lossless Ethernet) or ethernet (plain).")
     speed_gbps: Positive = Field(description="Link speed from servers to leaves, in Gb/s.")
@@ -195,6 +204,7 @@ class Fabric(_Model):
                                          description="Declared oversubscription, e.g. '1:1'; checked against "
                                          "the ratio computed from the ports.")
     lossless: Lossless | None = Field(None, description="PFC/ECN settings (RoCE).")
+    media: FabricMedia | None = Field(None, description="Force a cable/optics type; default: chosen by length.")
     nic_to_rail: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
         "default is NIC i to rail i.")

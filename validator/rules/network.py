@@ -83,3 +83,39 @@ def oob_reach(ctx: Context) -> Iterator[Hit]:
     if mgmt < expected:
         yield Hit(f"only {mgmt} of {expected} switch management ports ({', '.join(unreachable)}) reach the "
                   "out-of-band network", ("fabrics", "oob"))
+
+
+def optics_reach(ctx: Context) -> Iterator[Hit]:
+    """Every link's media reaches its length: passive copper a few metres and only inside a rack,
+    multimode SR 50 m at NDR/400G, single-mode DR 100-500 m, FR 2 km. Lengths come from the rack layout
+    of the cabling plan.
+
+    Source: NVIDIA LinkX specifications and "Interconnect cabling requirements NDR/400G" (MPO MMF <= 50 m,
+    MPO SMF <= 500 m, LC SMF <= 2 km); shared/docs/hardware-notes.md section 6.
+    Fix: let clusterplan choose the media (`media: auto`), shorten the runs with a tighter layout, or add
+    longer-reach optics to the catalog.
+    """
+    from validator.bom.cabling import Plan
+
+    plan = Plan(ctx.topology)
+    reported: set[tuple[str, str, str]] = set()
+    for run in plan.all_runs():
+        fabric = run.link.fabric
+        spec = getattr(ctx.design.fabrics, fabric)
+        end = "servers" if run.link.a_role not in ("leaf", "spine") else "switches"
+        forced = spec.media is not None and getattr(spec.media, end) != "auto"
+        path = ("fabrics", fabric, "media", end) if forced else ("fabrics", fabric, "speed_gbps")
+        m = run.media
+        if m.kind == "unresolved":
+            problem = f"no catalog media reaches {run.run_m:.0f} m at {run.link.speed_gbps:g}G"
+        elif m.copper and m.kind != "cat6" and run.a.rack != run.z.rack:
+            problem = f"{m.kind} copper between racks ({run.run_m:.0f} m)"
+        elif m.reach_m < run.run_m:
+            problem = f"{m.kind} reaches {m.reach_m:g} m but the run is {run.run_m:.0f} m"
+        else:
+            continue
+        key = (fabric, end, problem.split(" (")[0].split(" but")[0])
+        if key in reported:
+            continue
+        reported.add(key)
+        yield Hit(f"{fabric} {run.link.a_device} -> {run.link.z_device}: {problem}", path)

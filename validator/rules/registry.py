@@ -45,6 +45,8 @@ RULES: tuple[Rule, ...] = (
     Rule("NET003", "oob-reach", "Out-of-band network reaches every device", "warning", "all", network.oob_reach),
     Rule("NET004", "nvlink-in-rack", "NVLink domain inside one rack", "error", "all", training.nvlink_in_rack,
          waivable=False),
+    Rule("NET005", "optics-reach", "Every link's media reaches its length", "error", "all", network.optics_reach,
+         waivable=False),
     Rule("TRN001", "lossless-fabric", "Lossless RoCE training fabric", "error", "training",
          training.lossless_fabric, waivable=False),
     Rule("TRN002", "non-blocking", "1:1 non-blocking training fabric", "error", "training", training.non_blocking),

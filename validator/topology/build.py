@@ -9,7 +9,7 @@ and one edge per link bundle: enough for reachability questions, small at any sc
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -64,6 +64,8 @@ class Racks:
     rack_units: int
     gpu_rack_units_used: int
     network_rack_units: int
+    group_network_racks: int = 0      # one per compute group (SU), holding its compute leaves
+    central_network_racks: int = 0    # spines, cores and the other fabrics' switches
 
 
 @dataclass
@@ -162,29 +164,38 @@ def _bundles(name: str, server_links: int, sizing: Sizing, design: object, stora
 
 
 def _racks(resolved: Resolved, fabrics: dict[str, FabricTopology]) -> Racks:
+    """GPU racks, plus one network rack per compute group (SU) for its leaves and central network racks
+    for every other switch (the placement docs/bom.md describes)."""
     design = resolved.design
     per_rack = design.compute.servers_per_rack
-    gpu_racks = math.ceil(design.compute.count / per_rack)
+    servers = design.compute.count
+    gpu_racks = math.ceil(servers / per_rack)
     rack_units = resolved.rack.rack_units or 0
     extra = resolved.server.rack_system.extra_rack_units if resolved.server.rack_system else 0
     used = per_rack * resolved.server.rack_units + extra
-    switch_ru = sum((t.switch.rack_units or 0) * t.count for f in fabrics.values() for t in f.tiers)
-    network_racks = math.ceil(switch_ru / rack_units) if rack_units and switch_ru else 0
-    return Racks(gpu_racks, network_racks, per_rack, rack_units, used, switch_ru)
+    compute = fabrics.get("compute")
+    groups = math.ceil(servers / max(1, compute.sizing.group_servers)) if compute else 0
+    central_ru = sum((t.switch.rack_units or 1) * t.count for name, f in fabrics.items() for t in f.tiers
+                     if not (name == "compute" and t.role == "leaf"))
+    central = math.ceil(central_ru / rack_units) if rack_units and central_ru else 0
+    switch_ru = sum((t.switch.rack_units or 1) * t.count for f in fabrics.values() for t in f.tiers)
+    return Racks(gpu_racks, groups + central, per_rack, rack_units, used, switch_ru, groups, central)
 
 
 @dataclass(frozen=True)
 class Link:
-    """One cable run: A end (lower tier) to Z end."""
+    """One cable run: A end (lower tier) to Z end. Indices number devices within their role."""
 
     fabric: str
     a_device: str
-    a_port: int
+    a_port: int | str
     z_device: str
     z_port: int
     speed_gbps: float
     a_role: str
     z_role: str
+    a_index: int
+    z_index: int
 
 
 def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
@@ -192,6 +203,7 @@ def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
 
     Rail-optimized: NIC i of every server in SU u lands on the rail-i leaf of SU u (or the rail the
     design's `nic_to_rail` names). Uplinks spread evenly: leaf uplink k goes to spine k mod S.
+    Out-of-band: every server BMC, then the management port of every switch of the other fabrics.
     """
     fab = topology.fabrics[fabric]
     spec = getattr(topology.resolved.design.fabrics, fabric)
@@ -202,6 +214,7 @@ def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
     rails = sizing.rails
     mapping = spec.nic_to_rail or list(range(links_per_server))
     speed = fab.speed_gbps
+    leaf_name = _namer(fabric, "leaf", sizing)
     if links_per_server:
         for s in range(topology.servers):
             server = f"node{s + 1:05d}"
@@ -213,22 +226,30 @@ def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
                     leaf_idx = (s * links_per_server + nic) // leaf.down_ports
                 leaf_idx %= leaf.count
                 next_port[leaf_idx] += 1
-                yield Link(fabric, server, nic + 1, _name(fabric, "leaf", leaf_idx, sizing), next_port[leaf_idx],
-                           speed, "server", "leaf")
+                yield Link(fabric, server, nic + 1, leaf_name(leaf_idx), next_port[leaf_idx], speed, "server", "leaf",
+                           s, leaf_idx)
     # non-server endpoints fill the free leaf ports, lowest leaf first
-    others: list[tuple[str, int, int]] = [(e.name, e.count, e.ports) for e in spec.extra_endpoints]
-    for b in fab.bundles:
-        if b.a in ("storage", "switch-mgmt"):
-            others.append((b.a, b.count, 1))
+    others: list[tuple[str, str, int, int | str]] = []   # (role, device, index, port)
+    for e in spec.extra_endpoints:
+        others += [(e.name, f"{fabric}-{e.name}{i + 1:04d}", i, p + 1) for i in range(e.count) for p in range(e.ports)]
+    storage = topology.resolved.design.storage
+    if storage and storage.nodes and fabric in ("storage", "oob"):
+        ports = storage.nodes.ports if fabric == "storage" else 1
+        others += [("storage", f"storage{i + 1:04d}", i, p + 1) for i in range(storage.nodes.count)
+                   for p in range(ports)]
+    if fabric == "oob":
+        for name, other in topology.fabrics.items():
+            if name == "oob":
+                continue
+            for tier in other.tiers:
+                namer = _namer(name, tier.role, other.sizing)
+                others += [(f"{name}/{tier.role}", namer(i), i, "mgmt") for i in range(tier.count)]
     cursor = 0
-    for kind, count, ports in others:
-        for i in range(count):
-            for p in range(ports):
-                while cursor < leaf.count - 1 and next_port[cursor] >= leaf.down_ports:
-                    cursor += 1
-                next_port[cursor] += 1
-                yield Link(fabric, f"{fabric}-{kind}{i + 1:04d}", p + 1, _name(fabric, "leaf", cursor, sizing),
-                           next_port[cursor], speed, kind, "leaf")
+    for role, device, index, port in others:
+        while cursor < leaf.count - 1 and next_port[cursor] >= leaf.down_ports:
+            cursor += 1
+        next_port[cursor] += 1
+        yield Link(fabric, device, port, leaf_name(cursor), next_port[cursor], speed, role, "leaf", index, cursor)
     for lower, upper in zip(sizing.tiers, sizing.tiers[1:], strict=False):
         yield from _uplinks(fabric, lower, upper, sizing)
 
@@ -242,18 +263,28 @@ def _uplinks(fabric: str, lower: TierSize, upper: TierSize, sizing: Sizing) -> I
     else:
         group, targets = 0, upper.count
     up_port = [0] * upper.count
+    lower_name, upper_name = _namer(fabric, lower.role, sizing), _namer(fabric, upper.role, sizing)
     for i in range(lower.count):
         base = (i // group) * targets if group else 0
         for k in range(lower.up_ports):
             j = (i * lower.up_ports + k) % upper.count if upper.role == "core" else base + k % targets
             j %= upper.count
             up_port[j] += 1
-            yield Link(fabric, _name(fabric, lower.role, i, sizing), lower.down_ports + k + 1,
-                       _name(fabric, upper.role, j, sizing), up_port[j], lower.up_speed_gbps,
-                       lower.role, upper.role)
+            yield Link(fabric, lower_name(i), lower.down_ports + k + 1, upper_name(j), up_port[j],
+                       lower.up_speed_gbps, lower.role, upper.role, i, j)
 
 
-def _name(fabric: str, role: str, index: int, sizing: Sizing) -> str:
+def _namer(fabric: str, role: str, sizing: Sizing) -> Callable[[int], str]:
+    """Device names: `compute-leaf-su001-rail1` for rail leaves, `storage-spine0003` otherwise."""
     if role == "leaf" and sizing.rails > 1:
-        return f"{fabric}-leaf-su{index // sizing.rails + 1:03d}-rail{index % sizing.rails + 1}"
-    return f"{fabric}-{role}{index + 1:04d}"
+        rails = sizing.rails
+        return lambda i: f"{fabric}-leaf-su{i // rails + 1:03d}-rail{i % rails + 1}"
+    return lambda i: f"{fabric}-{role}{i + 1:04d}"
+
+
+def device_names(topology: Topology, fabric: str, role: str) -> Iterator[str]:
+    fab = topology.fabrics[fabric]
+    tier = fab.tier(role)
+    namer = _namer(fabric, role, fab.sizing)
+    for i in range(tier.count if tier else 0):
+        yield namer(i)
