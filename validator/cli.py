@@ -267,6 +267,40 @@ def cabling(
             sys.stdout.write(line)
 
 
+@app.command()
+def render(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write into.")],
+) -> None:
+    """Write switch configuration skeletons (SONiC, EOS, NVUE, OpenSM), the BOM and the cabling plan."""
+    from validator.render import TemplateError, render_all
+
+    topology = _topology_or_exit(design)
+    user = _user_templates(design, topology)
+    try:
+        written = render_all(topology, output, user)
+    except TemplateError as exc:
+        _fail(str(exc), 1)
+    sys.stderr.write(f"wrote {len(written)} files under {output}\n")
+
+
+def _user_templates(design: Path, topology: Any) -> Path | None:
+    from validator.catalog import repository_root
+
+    rel: str | None = topology.resolved.design.templates
+    if rel is None:
+        return None
+    root = repository_root(design)
+    try:
+        path = (design.parent / rel).resolve(strict=True)
+    except (OSError, RuntimeError):
+        _fail(f"{design}: templates directory '{rel}' not found", 1)
+    if not path.is_relative_to(root) or not path.is_dir():
+        _fail(f"{design}: templates '{rel}' must be a directory inside the design repository", 1)
+    found: Path = path
+    return found
+
+
 class SchemaName(StrEnum):
     design = "design"
     catalog = "catalog"

@@ -351,6 +351,9 @@ class Design(_Model):
     catalogs: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
         default_factory=list, description="Extra catalog files, relative to this design; they add or "
         "override catalog entries.")
+    templates: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+        None, description="Directory (relative to this design, inside the repository) of Jinja templates that "
+        "override the built-in ones by name, e.g. sonic/config_db.json.j2; rendered in a sandbox.")
     site: Site = Field(description="Racks, power, cooling and facility.")
     compute: Compute = Field(description="GPU servers.")
     fabrics: Fabrics = Field(description="Networks.")
