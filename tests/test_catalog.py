@@ -100,3 +100,24 @@ def test_bad_catalog_entry_reports_its_line(tmp_path):
     lines = {(d.code, d.line) for d in err.value.diagnostics}
     assert ("CAT002", 5) in lines  # memory_gb: lots
     assert all(d.file.endswith("extra.yaml") for d in err.value.diagnostics)
+
+
+@pytest.mark.parametrize("how", ["dotdot", "symlink"])
+def test_catalog_paths_cannot_escape_the_repository(tmp_path, how):
+    from validator.errors import DesignError
+    from validator.pipeline import load_topology
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("kind: gpu\nentries: []\n")
+    if how == "symlink":
+        (repo / "link.yaml").symlink_to(outside)
+        ref = "link.yaml"
+    else:
+        ref = "../outside.yaml"
+    design = (ROOT / "tests" / "fixtures" / "valid" / "small-inference.yaml").read_text()
+    (repo / "d.yaml").write_text(design.replace("kind: InferenceFleet", f"kind: InferenceFleet\ncatalogs: [{ref}]"))
+    with pytest.raises(DesignError) as err:
+        load_topology(repo / "d.yaml")
+    assert [d.code for d in err.value.diagnostics] == ["CAT005"]

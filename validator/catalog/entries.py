@@ -191,15 +191,15 @@ ENTRY_TYPES: dict[str, type[_Entry]] = {
 
 def catalog_file_schema() -> dict[str, object]:
     """JSON Schema of a catalog file: `kind:` plus a list of `entries:` of that kind."""
-    from typing import Union
-
-    from pydantic import TypeAdapter, create_model
-
-    files = [create_model(f"{model.__name__}File", __config__=ConfigDict(extra="forbid"),
-                          kind=(Literal[kind], ...), entries=(list[model], ...))  # type: ignore[valid-type]
-             for kind, model in ENTRY_TYPES.items()]
-    union = Annotated[Union[tuple(files)], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007
-    schema = TypeAdapter(union).json_schema()
+    defs: dict[str, object] = {}
+    files = []
+    for kind, model in ENTRY_TYPES.items():
+        schema = model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(schema.pop("$defs", {}))
+        defs[model.__name__] = schema
+        files.append({"type": "object", "additionalProperties": False, "required": ["kind", "entries"],
+                      "properties": {"kind": {"const": kind},
+                                     "entries": {"type": "array", "items": {"$ref": f"#/$defs/{model.__name__}"}}}})
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "https://clusterplan.dev/schemas/clusterplan-catalog.schema.json",
-            "title": "clusterplan catalog file", **schema}
+            "title": "clusterplan catalog file", "oneOf": files, "$defs": dict(sorted(defs.items()))}
