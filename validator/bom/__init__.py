@@ -108,21 +108,9 @@ _CATEGORY_ORDER = {c: i for i, c in enumerate(("server", "gpu", "nic", "dpu", "s
 
 
 def _link_items(plan: Plan, prices: dict[str, float]) -> list[Item]:
-    cables: Counter[tuple[str, str, float]] = Counter()
-    node_xcvr: Counter[tuple[str, str, str]] = Counter()            # (fabric, part, role) -> links
-    switch_xcvr: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)   # -> device -> links
+    tally = plan.tally
+    cables, node_xcvr, switch_xcvr = tally.cables, tally.node_xcvr, tally.switch_xcvr
     catalog = plan.topology.resolved.catalog
-    for run in plan.all_runs():
-        m, link = run.media, run.link
-        cables[(link.fabric, m.cable.id if m.cable else f"UNRESOLVED-{link.speed_gbps:g}G", m.length_m)] += 1
-        for xcvr, role, device in ((m.a_transceiver, link.a_role, link.a_device),
-                                   (m.z_transceiver, link.z_role, link.z_device)):
-            if xcvr is None:
-                continue
-            if role in ("leaf", "spine", "core"):
-                switch_xcvr[(link.fabric, xcvr.id, role)][device] += 1
-            else:
-                node_xcvr[(link.fabric, xcvr.id, role if "/" not in role else role.split("/")[1])] += 1
     items = []
     for (fabric, part, length), links in sorted(cables.items()):
         cable = catalog.find("cable", part)

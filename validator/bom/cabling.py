@@ -1,19 +1,24 @@
 """The cabling plan: one row per link, A end to Z end, with racks, media, parts and length class.
 
-Rows are generated, never stored: `iter_runs` streams them for the BOM counts, CSV and the workbook.
+Two views of the same links. `runs()` streams every link with names, for the cabling plan. `tally`
+counts cables and transceivers in one pass over name-free tuples, choosing media once per pair of
+racks, for the BOM and the optics rule: a 100k-GPU design never holds its links as objects.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from validator.bom.layout import Layout, Place
 from validator.bom.media import Media, MediaChooser
-from validator.topology.build import Link, Topology, iter_links
+from validator.topology.build import Link, Topology, iter_links, link_tuples
 
 CABLING_COLUMNS = ("fabric", "a_device", "a_port", "a_rack", "a_ru", "z_device", "z_port", "z_rack", "z_ru",
                    "speed_gbps", "media", "a_transceiver", "z_transceiver", "cable", "length_m")
+SWITCH_ROLES = ("leaf", "spine", "core")
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,28 @@ class Run:
     run_m: float
 
 
+@dataclass
+class Tally:
+    """Counts over every link, in one pass: what the BOM and the optics rule need."""
+
+    cables: Counter[tuple[str, str, float]] = field(default_factory=Counter)        # (fabric, cable, length)
+    node_xcvr: Counter[tuple[str, str, str]] = field(default_factory=Counter)       # (fabric, part, role)
+    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = field(default_factory=dict)  # -> switch index
+    # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
+    problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
+
+
+class _Constant(list[int]):
+    """A list-like that answers the same rack for every index (appliances sit in one place)."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__()
+        self.value = value
+
+    def __getitem__(self, index: object) -> int:  # type: ignore[override]
+        return self.value
+
+
 class Plan:
     """The layout and media choices of one topology, shared by the BOM, the cabling plan and the rules."""
 
@@ -33,34 +60,97 @@ class Plan:
         self.layout = Layout(topology)
         self.chooser = MediaChooser(topology.resolved.catalog)
         server = topology.resolved.server
+        catalog = topology.resolved.catalog
         self._node_twin: dict[str, bool] = {name: (links.ports_per_cage > 1) for name, links in server.links.items()}
-        self._node_form: dict[str, str] = {name: topology.resolved.catalog.nic(links.nic).form_factor
-                                           for name, links in server.links.items()
-                                           if topology.resolved.catalog.find("nic", links.nic)}
+        self._node_form: dict[str, str] = {name: catalog.nic(links.nic).form_factor
+                                           for name, links in server.links.items() if catalog.find("nic", links.nic)}
+
+    @cached_property
+    def _server_racks(self) -> list[int]:
+        return [self.layout.server(s).rack for s in range(self.topology.servers)]
 
     def place(self, fabric: str, role: str, index: int) -> Place:
         if role == "server":
             return self.layout.server(index)
-        if role in ("leaf", "spine", "core"):
+        if role in SWITCH_ROLES:
             return self.layout.switch(fabric, role, index)
         if "/" in role:  # a switch management port: the switch's own place
             other, tier = role.split("/")
             return self.layout.switch(other, tier, index)
         return Place(self.layout.central_start, 1)   # storage nodes, UFM and other appliances
 
-    def runs(self, fabric: str) -> Iterator[Run]:
+    def _rack(self, fabric: str, role: str, index: int) -> int:
+        if role == "server":
+            return self._server_racks[index]
+        return self.place(fabric, role, index).rack
+
+    def media(self, fabric: str, a_role: str, a_rack: int, z_rack: int, speed: float) -> tuple[Media, float]:
+        """The media of a link and its run length."""
         spec = getattr(self.topology.resolved.design.fabrics, fabric)
-        forced_servers = spec.media.servers if spec.media else None
-        forced_switches = spec.media.switches if spec.media else None
+        switch_end = a_role in SWITCH_ROLES
+        forced = (spec.media.switches if switch_end else spec.media.servers) if spec.media else None
+        node = a_role == "server"
+        length = self.layout.distance_m(a_rack, z_rack)
+        chosen = self.chooser.choose(speed, length, a_rack == z_rack, node,
+                                     self._node_twin.get(fabric, False) if node else False,
+                                     self._node_form.get(fabric) if node else None, forced)
+        return chosen, length
+
+    @cached_property
+    def tally(self) -> Tally:
+        """Cables, transceivers and reach problems over every link (media cached per pair of racks)."""
+        out = Tally()
+        for fabric in self.topology.fabrics:
+            racks: dict[str, list[int]] = {"server": self._server_racks}
+            media: dict[tuple[str, int, int, float], tuple[Media, float]] = {}
+            for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(self.topology, fabric):
+                for role in (a_role, z_role):
+                    if role not in racks:
+                        racks[role] = self._racks_of(fabric, role)
+                a_rack, z_rack = racks[a_role][a_idx], racks[z_role][z_idx]
+                end = "switches" if a_role in SWITCH_ROLES else ("servers" if a_role == "server" else "other")
+                key = (end, a_rack, z_rack, speed)
+                if key not in media:
+                    media[key] = self.media(fabric, a_role, a_rack, z_rack, speed)
+                    self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, *media[key])
+                m = media[key][0]
+                out.cables[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)] += 1
+                if m.a_transceiver is not None:
+                    if end == "switches":
+                        out.switch_xcvr.setdefault((fabric, m.a_transceiver.id, a_role), Counter())[a_idx] += 1
+                    else:
+                        role = a_role.split("/")[1] if "/" in a_role else a_role
+                        out.node_xcvr[(fabric, m.a_transceiver.id, role)] += 1
+                if m.z_transceiver is not None:
+                    out.switch_xcvr.setdefault((fabric, m.z_transceiver.id, z_role), Counter())[z_idx] += 1
+        return out
+
+    def _check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
+               z_rack: int, m: Media, length: float) -> None:
+        if m.kind == "unresolved":
+            kind = "none"
+        elif m.copper and m.kind != "cat6" and a_rack != z_rack:
+            kind = "copper"
+        elif m.reach_m < length:
+            kind = "reach"
+        else:
+            return
+        end = "switches" if a_role in ("leaf", "spine") else "servers"
+        out.problems.setdefault((fabric, end, kind), (a_role, a_idx, z_role, z_idx, m, length))
+
+    def _racks_of(self, fabric: str, role: str) -> list[int]:
+        if role in SWITCH_ROLES:
+            return [p.rack for p in self.layout._switch_places[(fabric, role)]]
+        if "/" in role:
+            other, tier = role.split("/")
+            return [p.rack for p in self.layout._switch_places[(other, tier)]]
+        return _Constant(self.layout.central_start)   # storage nodes, UFM and other appliances
+
+    def runs(self, fabric: str) -> Iterator[Run]:
         for link in iter_links(self.topology, fabric):
             a = self.place(fabric, link.a_role, link.a_index)
             z = self.place(fabric, link.z_role, link.z_index)
-            length = self.layout.distance_m(a.rack, z.rack)
-            node = link.a_role == "server"
-            media = self.chooser.choose(link.speed_gbps, length, a.rack == z.rack, node,
-                                        self._node_twin.get(fabric, False) if node else False,
-                                        self._node_form.get(fabric) if node else None,
-                                        forced_servers if link.a_role not in ("leaf", "spine") else forced_switches)
+            media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps)
             yield Run(link, a, z, media, length)
 
     def all_runs(self) -> Iterator[Run]:

@@ -1,16 +1,16 @@
 """Where every device sits: racks in rows, and the rack and rack unit of each server and switch.
 
-Placement (documented in docs/bom.md): GPU racks in server order; after the GPU racks of each compute
-group (a scalable unit of a rail-optimized fabric, or the servers of one leaf) comes that group's
-network rack with its compute leaves; every other switch (spines, cores, and the storage, in-band
-and out-of-band fabrics) sits in central network racks after all groups. Racks fill rows of
-`racks_per_row` in that order. Cable length = horizontal distance between the racks plus a vertical
-run at each end; inside one rack, the in-rack length.
+Placement (docs/bom.md): GPU racks in server order; after the GPU racks of each compute group (a
+scalable unit of a rail-optimized fabric, or the servers of one compute leaf) comes that group's
+network rack, holding the leaves of every fabric that serve the group's servers. Spines, cores,
+appliances (storage nodes, UFM) and the leaves that serve only appliances or management ports sit
+in central network racks after all groups. Racks fill rows of `racks_per_row` in that order. Cable
+length = horizontal distance between the racks plus a vertical run at each end; inside one rack, the
+in-rack length.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -40,14 +40,12 @@ class Layout:
         self.servers_per_rack = r.design.compute.servers_per_rack
         self.server_ru = r.server.rack_units
         self.rack_ru = r.rack.rack_units or 48
-        compute = topology.fabrics.get("compute")
-        self.group_servers = compute.sizing.group_servers if compute else topology.servers
-        self.rails = compute.sizing.rails if compute else 1
-        self.groups = max(1, math.ceil(topology.servers / max(1, self.group_servers)))
+        self.group_servers = max(1, topology.fabrics["compute"].sizing.group_servers) if "compute" in \
+            topology.fabrics else max(1, topology.servers)
+        self.groups = max(1, topology.racks.group_network_racks)
+        self.central_start = topology.racks.gpu_racks + topology.racks.group_network_racks
 
-    # ---------------------------------------------------------------- rack order
-
-    def _group_rack_index(self, group: int) -> int:
+    def group_rack(self, group: int) -> int:
         """The group's network rack comes right after the GPU rack holding the group's last server."""
         last = min(self.topology.servers, (group + 1) * self.group_servers) - 1
         return last // self.servers_per_rack + 1 + group
@@ -55,36 +53,44 @@ class Layout:
     def server(self, s: int) -> Place:
         gpu_rack = s // self.servers_per_rack
         # network racks of the groups whose last server sits in an earlier GPU rack come before it
-        before = min(self.groups - 1, gpu_rack * self.servers_per_rack // max(1, self.group_servers))
+        before = min(self.groups - 1, gpu_rack * self.servers_per_rack // self.group_servers)
         return Place(gpu_rack + before, (s % self.servers_per_rack) * self.server_ru + 1)
 
     @cached_property
-    def central_start(self) -> int:
-        return self._group_rack_index(self.groups - 1) + 1
-
-    @cached_property
-    def _central_slots(self) -> dict[tuple[str, str], tuple[int, int]]:
-        """(fabric, role) -> (first slot, RU per switch) in the central racks, packed in order."""
-        slots: dict[tuple[str, str], tuple[int, int]] = {}
-        cursor = 0
-        for name, fab in self.topology.fabrics.items():
+    def _switch_places(self) -> dict[tuple[str, str], list[Place]]:
+        places: dict[tuple[str, str], list[Place]] = {}
+        group_ru = [0] * self.groups
+        central_ru = 0
+        for fabric, fab in self.topology.fabrics.items():
+            links = self.topology.resolved.fabrics[fabric].links_per_server
             for tier in fab.tiers:
-                if name == "compute" and tier.role == "leaf":
-                    continue
                 ru = tier.switch.rack_units or 1
-                slots[(name, tier.role)] = (cursor, ru)
-                cursor += tier.count * ru
-        return slots
+                out = []
+                for i in range(tier.count):
+                    g = self._leaf_group(fab.sizing, tier.down_ports, links, i) if tier.role == "leaf" else None
+                    if g is not None:
+                        out.append(Place(self.group_rack(g), group_ru[g] + 1))
+                        group_ru[g] += ru
+                    else:
+                        rack, ru_at = divmod(central_ru, self.rack_ru)
+                        out.append(Place(self.central_start + rack, ru_at + 1))
+                        central_ru += ru
+                places[(fabric, tier.role)] = out
+        return places
+
+    def _leaf_group(self, sizing: object, down: int, links: int, i: int) -> int | None:
+        """The group whose servers a leaf serves (rail leaves by SU, others by their first server);
+        None for a leaf of appliances only (storage nodes, management ports), which sits centrally."""
+        rails = getattr(sizing, "rails", 1)
+        if rails > 1:
+            return min(self.groups - 1, i // rails)
+        first = i * down // links if links else self.topology.servers
+        if first < self.topology.servers:
+            return min(self.groups - 1, first // self.group_servers)
+        return None
 
     def switch(self, fabric: str, role: str, index: int) -> Place:
-        if fabric == "compute" and role == "leaf":
-            per_group = self.rails if self.rails > 1 else 1
-            group = min(index // per_group, self.groups - 1)
-            ru_each = self.topology.fabrics["compute"].tiers[0].switch.rack_units or 1
-            return Place(self._group_rack_index(group), (index % per_group) * ru_each + 1)
-        start, ru = self._central_slots[(fabric, role)]
-        units = start + index * ru
-        return Place(self.central_start + units // self.rack_ru, units % self.rack_ru + 1)
+        return self._switch_places[(fabric, role)][index]
 
     @property
     def rack_count(self) -> int:

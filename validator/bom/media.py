@@ -47,7 +47,9 @@ class MediaChooser:
     def _cable(self, kind: str, speed: float, length: float) -> Cable | None:
         for c in self._cables:
             media = c.media or c.type
-            if (c.type == kind or media == kind) and c.speed_gbps == speed and c.reach_m >= length:
+            # fiber carries any speed; copper and active cables are built for one
+            fits_speed = c.type == "fiber" or c.speed_gbps == speed
+            if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length:
                 return c
         return None
 

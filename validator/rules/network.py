@@ -96,26 +96,27 @@ def optics_reach(ctx: Context) -> Iterator[Hit]:
     longer-reach optics to the catalog.
     """
     from validator.bom.cabling import Plan
+    from validator.topology.build import device_namer
 
     plan = Plan(ctx.topology)
-    reported: set[tuple[str, str, str]] = set()
-    for run in plan.all_runs():
-        fabric = run.link.fabric
+    for (fabric, end, kind), (a_role, a_idx, z_role, z_idx, m, length) in sorted(
+            plan.tally.problems.items(), key=lambda kv: kv[0]):
+        if kind == "none":
+            problem = f"no catalog media reaches {length:.0f} m at {plan_speed(ctx, fabric, a_role)}G"
+        elif kind == "copper":
+            problem = f"{m.kind} copper between racks ({length:.0f} m)"
+        else:
+            problem = f"{m.kind} reaches {m.reach_m:g} m but the run is {length:.0f} m"
         spec = getattr(ctx.design.fabrics, fabric)
-        end = "servers" if run.link.a_role not in ("leaf", "spine") else "switches"
         forced = spec.media is not None and getattr(spec.media, end) != "auto"
         path = ("fabrics", fabric, "media", end) if forced else ("fabrics", fabric, "speed_gbps")
-        m = run.media
-        if m.kind == "unresolved":
-            problem = f"no catalog media reaches {run.run_m:.0f} m at {run.link.speed_gbps:g}G"
-        elif m.copper and m.kind != "cat6" and run.a.rack != run.z.rack:
-            problem = f"{m.kind} copper between racks ({run.run_m:.0f} m)"
-        elif m.reach_m < run.run_m:
-            problem = f"{m.kind} reaches {m.reach_m:g} m but the run is {run.run_m:.0f} m"
-        else:
-            continue
-        key = (fabric, end, problem.split(" (")[0].split(" but")[0])
-        if key in reported:
-            continue
-        reported.add(key)
-        yield Hit(f"{fabric} {run.link.a_device} -> {run.link.z_device}: {problem}", path)
+        a = device_namer(ctx.topology, fabric, a_role)(a_idx)
+        z = device_namer(ctx.topology, fabric, z_role)(z_idx)
+        yield Hit(f"{fabric} {a_role} -> {z_role} (e.g. {a} -> {z}): {problem}", path)
+
+
+def plan_speed(ctx: Context, fabric: str, a_role: str) -> str:
+    """Speed of a fabric's links from `a_role` (the uplink speed for switch tiers)."""
+    fab = ctx.topology.fabrics[fabric]
+    tier = fab.tier(a_role)
+    return f"{tier.up_speed_gbps:g}" if tier is not None else f"{fab.speed_gbps:g}"

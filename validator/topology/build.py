@@ -64,8 +64,8 @@ class Racks:
     rack_units: int
     gpu_rack_units_used: int
     network_rack_units: int
-    group_network_racks: int = 0      # one per compute group (SU), holding its compute leaves
-    central_network_racks: int = 0    # spines, cores and the other fabrics' switches
+    group_network_racks: int = 0      # one per compute group (SU), holding the leaves of every fabric
+    central_network_racks: int = 0    # spines and cores
 
 
 @dataclass
@@ -164,8 +164,8 @@ def _bundles(name: str, server_links: int, sizing: Sizing, design: object, stora
 
 
 def _racks(resolved: Resolved, fabrics: dict[str, FabricTopology]) -> Racks:
-    """GPU racks, plus one network rack per compute group (SU) for its leaves and central network racks
-    for every other switch (the placement docs/bom.md describes)."""
+    """GPU racks, plus one network rack per compute group (SU) for the leaves of every fabric and central
+    network racks for spines and cores (the placement docs/bom.md describes)."""
     design = resolved.design
     per_rack = design.compute.servers_per_rack
     servers = design.compute.count
@@ -175,8 +175,14 @@ def _racks(resolved: Resolved, fabrics: dict[str, FabricTopology]) -> Racks:
     used = per_rack * resolved.server.rack_units + extra
     compute = fabrics.get("compute")
     groups = math.ceil(servers / max(1, compute.sizing.group_servers)) if compute else 0
-    central_ru = sum((t.switch.rack_units or 1) * t.count for name, f in fabrics.items() for t in f.tiers
-                     if not (name == "compute" and t.role == "leaf"))
+    central_ru = sum((t.switch.rack_units or 1) * t.count for f in fabrics.values() for t in f.tiers
+                     if t.role != "leaf")
+    for name, f in fabrics.items():   # leaves that serve only appliances or management ports
+        links = resolved.fabrics[name].links_per_server
+        leaf = f.tiers[0]
+        if f.sizing.rails == 1 and leaf.count:
+            serving = math.ceil(servers * links / max(1, leaf.down_ports)) if links else 0
+            central_ru += max(0, leaf.count - serving) * (leaf.switch.rack_units or 1)
     central = math.ceil(central_ru / rack_units) if rack_units and central_ru else 0
     switch_ru = sum((t.switch.rack_units or 1) * t.count for f in fabrics.values() for t in f.tiers)
     return Racks(gpu_racks, groups + central, per_rack, rack_units, used, switch_ru, groups, central)
@@ -198,8 +204,13 @@ class Link:
     z_index: int
 
 
-def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
-    """Every link of a fabric, in a stable order, with device names and 1-based port numbers.
+# A link without names: (a_role, a_index, a_port, z_role, z_index, z_port, speed_gbps). Ports are 1-based;
+# a switch management port is "mgmt". The BOM, the rules and the configs count over these tuples.
+LinkTuple = tuple[str, int, "int | str", str, int, int, float]
+
+
+def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
+    """Every link of a fabric, in a stable order, as plain tuples (cheap at 100k-GPU scale).
 
     Rail-optimized: NIC i of every server in SU u lands on the rail-i leaf of SU u (or the rail the
     design's `nic_to_rail` names). Uplinks spread evenly: leaf uplink k goes to spine k mod S.
@@ -214,64 +225,89 @@ def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
     rails = sizing.rails
     mapping = spec.nic_to_rail or list(range(links_per_server))
     speed = fab.speed_gbps
-    leaf_name = _namer(fabric, "leaf", sizing)
+    leaves, down, group_servers = leaf.count, leaf.down_ports, sizing.group_servers
     if links_per_server:
+        rail_of = [(mapping[nic] if nic < len(mapping) else nic) % rails for nic in range(links_per_server)]
         for s in range(topology.servers):
-            server = f"node{s + 1:05d}"
             for nic in range(links_per_server):
                 if rails > 1:
-                    rail = mapping[nic] if nic < len(mapping) else nic
-                    leaf_idx = (s // sizing.group_servers) * rails + rail % rails
+                    leaf_idx = ((s // group_servers) * rails + rail_of[nic]) % leaves
                 else:
-                    leaf_idx = (s * links_per_server + nic) // leaf.down_ports
-                leaf_idx %= leaf.count
+                    leaf_idx = ((s * links_per_server + nic) // down) % leaves
                 next_port[leaf_idx] += 1
-                yield Link(fabric, server, nic + 1, leaf_name(leaf_idx), next_port[leaf_idx], speed, "server", "leaf",
-                           s, leaf_idx)
-    # non-server endpoints fill the free leaf ports, lowest leaf first
-    others: list[tuple[str, str, int, int | str]] = []   # (role, device, index, port)
+                yield ("server", s, nic + 1, "leaf", leaf_idx, next_port[leaf_idx], speed)
+    cursor = 0
+    for role, index, port in _other_endpoints(topology, fabric):
+        while cursor < leaves - 1 and next_port[cursor] >= down:
+            cursor += 1
+        next_port[cursor] += 1
+        yield (role, index, port, "leaf", cursor, next_port[cursor], speed)
+    for lower, upper in zip(sizing.tiers, sizing.tiers[1:], strict=False):
+        yield from _uplinks(lower, upper, sizing)
+
+
+def _other_endpoints(topology: Topology, fabric: str) -> Iterator[tuple[str, int, int | str]]:
+    """Non-server endpoints, which fill the free leaf ports lowest leaf first: (role, index, port)."""
+    spec = getattr(topology.resolved.design.fabrics, fabric)
     for e in spec.extra_endpoints:
-        others += [(e.name, f"{fabric}-{e.name}{i + 1:04d}", i, p + 1) for i in range(e.count) for p in range(e.ports)]
+        for i in range(e.count):
+            for p in range(e.ports):
+                yield e.name, i, p + 1
     storage = topology.resolved.design.storage
     if storage and storage.nodes and fabric in ("storage", "oob"):
         ports = storage.nodes.ports if fabric == "storage" else 1
-        others += [("storage", f"storage{i + 1:04d}", i, p + 1) for i in range(storage.nodes.count)
-                   for p in range(ports)]
+        for i in range(storage.nodes.count):
+            for p in range(ports):
+                yield "storage", i, p + 1
     if fabric == "oob":
         for name, other in topology.fabrics.items():
-            if name == "oob":
-                continue
-            for tier in other.tiers:
-                namer = _namer(name, tier.role, other.sizing)
-                others += [(f"{name}/{tier.role}", namer(i), i, "mgmt") for i in range(tier.count)]
-    cursor = 0
-    for role, device, index, port in others:
-        while cursor < leaf.count - 1 and next_port[cursor] >= leaf.down_ports:
-            cursor += 1
-        next_port[cursor] += 1
-        yield Link(fabric, device, port, leaf_name(cursor), next_port[cursor], speed, role, "leaf", index, cursor)
-    for lower, upper in zip(sizing.tiers, sizing.tiers[1:], strict=False):
-        yield from _uplinks(fabric, lower, upper, sizing)
+            if name != "oob":
+                for tier in other.tiers:
+                    for i in range(tier.count):
+                        yield f"{name}/{tier.role}", i, "mgmt"
 
 
-def _uplinks(fabric: str, lower: TierSize, upper: TierSize, sizing: Sizing) -> Iterator[Link]:
+def device_namer(topology: Topology, fabric: str, role: str) -> Callable[[int], str]:
+    """Name of device `index` of a role on a fabric (servers, switches, storage, appliances)."""
+    if role == "server":
+        return lambda i: f"node{i + 1:05d}"
+    if role == "storage":
+        return lambda i: f"storage{i + 1:04d}"
+    if "/" in role:  # a switch of another fabric, by its management port
+        other, tier = role.split("/")
+        return _namer(other, tier, topology.fabrics[other].sizing)
+    if role in ("leaf", "spine", "core"):
+        return _namer(fabric, role, topology.fabrics[fabric].sizing)
+    return lambda i: f"{fabric}-{role}{i + 1:04d}"
+
+
+def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
+    """Every link of a fabric with device names (for the cabling plan and the configurations)."""
+    namers: dict[str, Callable[[int], str]] = {}
+
+    def name(role: str, index: int) -> str:
+        if role not in namers:
+            namers[role] = device_namer(topology, fabric, role)
+        return namers[role](index)
+
+    for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(topology, fabric):
+        yield Link(fabric, name(a_role, a_idx), a_port, name(z_role, z_idx), z_port, speed, a_role, z_role,
+                   a_idx, z_idx)
+
+
+def _uplinks(lower: TierSize, upper: TierSize, sizing: Sizing) -> Iterator[LinkTuple]:
     if upper.role == "spine" and sizing.leaves_per_pod:
-        spines_per_pod = max(1, upper.count // max(1, sizing.pods))
-        group, targets = sizing.leaves_per_pod, spines_per_pod
-    elif upper.role == "core":
-        group, targets = 0, upper.count
+        group, targets = sizing.leaves_per_pod, max(1, upper.count // max(1, sizing.pods))
     else:
         group, targets = 0, upper.count
     up_port = [0] * upper.count
-    lower_name, upper_name = _namer(fabric, lower.role, sizing), _namer(fabric, upper.role, sizing)
+    core = upper.role == "core"
     for i in range(lower.count):
         base = (i // group) * targets if group else 0
         for k in range(lower.up_ports):
-            j = (i * lower.up_ports + k) % upper.count if upper.role == "core" else base + k % targets
-            j %= upper.count
+            j = ((i * lower.up_ports + k) if core else base + k % targets) % upper.count
             up_port[j] += 1
-            yield Link(fabric, lower_name(i), lower.down_ports + k + 1, upper_name(j), up_port[j],
-                       lower.up_speed_gbps, lower.role, upper.role, i, j)
+            yield (lower.role, i, lower.down_ports + k + 1, upper.role, j, up_port[j], lower.up_speed_gbps)
 
 
 def _namer(fabric: str, role: str, sizing: Sizing) -> Callable[[int], str]:

@@ -1,0 +1,112 @@
+"""Benchmark designs of 1k, 10k and 100k GPUs (training: 3-tier rail-optimized RoCE at the large end;
+inference: fleets of 8-GPU replicas). Run: python benchmarks/generate.py OUT_DIR"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+TRAINING = """apiVersion: clusterplan/v1
+kind: TrainingCluster
+metadata: {{name: bench-training-{gpus}}}
+site:
+  rack: {{model: rack-48u, power_budget_kw: 44, cooling: rear-door, rear_door: rdhx-active-75}}
+  pue: 1.3
+  layout: {{racks_per_row: 16}}
+compute: {{server: dgx-h100, count: {servers}, servers_per_rack: 4}}
+fabrics:
+  compute:
+    type: roce
+    speed_gbps: 400
+    topology: rail-optimized
+    tiers:
+      leaf: {{switch: sn5600}}
+      spine: {{switch: sn5600}}
+    lossless:
+      switch:
+        pfc_priorities: [3]
+        dscp_to_tc: {{26: 3, 48: 6}}
+        roce_tc: 3
+        cnp_tc: 6
+        ecn: {{min_threshold_kb: 150, max_threshold_kb: 1500, probability_pct: 100}}
+        pfc_watchdog: {{enabled: true, detection_ms: 200, restoration_ms: 400}}
+      nic: {{pfc_priorities: [3], roce_dscp: 26, roce_priority: 3, cnp_dscp: 48}}
+  storage:
+    type: roce
+    speed_gbps: 400
+    tiers:
+      leaf: {{switch: sonic-th5-64x800}}
+      spine: {{switch: sonic-th5-64x800}}
+  inband:
+    type: ethernet
+    speed_gbps: 200
+    tiers:
+      leaf: {{switch: sn4600c-200}}
+      spine: {{switch: sn4600c-200}}
+  oob:
+    type: ethernet
+    speed_gbps: 1
+    tiers:
+      leaf: {{switch: sn2201}}
+      spine: {{switch: sn4600c}}
+storage: {{type: parallel-fs, write_gbytes_s: 4000, nodes: {{count: {storage}, ports: 2}}}}
+training:
+  model: gpt3-175b
+  parallelism: {{tp: 8, pp: 8, dp: {dp}, vpp: 3}}
+  sequence_length: 2048
+  global_batch: {batch}
+  precision: bf16
+  tokens: 15.0e12
+"""
+
+INFERENCE = """apiVersion: clusterplan/v1
+kind: InferenceFleet
+metadata: {{name: bench-inference-{gpus}}}
+site:
+  rack: {{model: rack-48u, power_budget_kw: 44, cooling: rear-door, rear_door: rdhx-active-75}}
+compute: {{server: dgx-h200, count: {servers}, servers_per_rack: 4}}
+fabrics:
+  compute:
+    type: ethernet
+    speed_gbps: 400
+    tiers:
+      leaf: {{switch: sonic-th5-64x800}}
+      spine: {{switch: sonic-th5-64x800}}
+  oob:
+    type: ethernet
+    speed_gbps: 1
+    tiers:
+      leaf: {{switch: sn2201}}
+      spine: {{switch: sn4600c}}
+inference:
+  model: llama3-70b
+  replica: {{gpus: 8, tp: 8}}
+  replicas: {servers}
+  weight_precision: fp8
+  kv_precision: fp8
+  prompt_tokens: 2048
+  output_tokens: 512
+  max_context_tokens: 8192
+"""
+
+SIZES = (1024, 10240, 102400)
+
+
+def write(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for gpus in SIZES:
+        servers = gpus // 8
+        dp = servers // 8
+        train = out / f"training-{gpus}.yaml"
+        storage = max(8, servers // 16)
+        train.write_text(TRAINING.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 4, storage=storage))
+        infer = out / f"inference-{gpus}.yaml"
+        infer.write_text(INFERENCE.format(gpus=gpus, servers=servers))
+        paths += [train, infer]
+    return paths
+
+
+if __name__ == "__main__":
+    for p in write(Path(sys.argv[1] if len(sys.argv) > 1 else "bench-designs")):
+        print(p)
