@@ -110,7 +110,7 @@ def _design_with_templates(tmp_path, template: str) -> Path:
 
 
 def test_design_templates_override_builtin(tmp_path):
-    path = _design_with_templates(tmp_path, '{"hostname": {{ tables.DEVICE_METADATA.localhost.hostname | tojson }}}')
+    path = _design_with_templates(tmp_path, '{"hostname": {{ data.DEVICE_METADATA.localhost.hostname | tojson }}}')
     code, _, _ = cli("render", str(path), "-o", str(tmp_path / "out"))
     assert code == 0
     text = (tmp_path / "out" / "configs" / "compute" / "compute-leaf-su001-rail1.config_db.json").read_text()

@@ -5,7 +5,9 @@ Every problem of a stage is reported at once; a later stage runs only on a clean
 
 from __future__ import annotations
 
+import json
 from pathlib import Path as FsPath
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,17 +20,44 @@ from validator.schema import check_structure
 def read_design(path: FsPath, display: str) -> tuple[Loaded, Design]:
     loaded = load_yaml(read_text(path, display), display)
     _check_header(loaded)
-    problems = check_structure(loaded)
-    if problems:
-        raise DesignError(problems)
-    try:
-        design = Design.model_validate(loaded.data)
-    except ValidationError as exc:
-        raise DesignError(_pydantic_problems(exc, loaded)) from None
+    design = _fast_valid(loaded.data)
+    if design is None:
+        problems = check_structure(loaded)
+        if problems:
+            raise DesignError(problems)
+        try:
+            design = Design.model_validate(loaded.data)
+        except ValidationError as exc:
+            raise DesignError(_pydantic_problems(exc, loaded)) from None
     problems = cross_checks(design, loaded)
     if problems:
         raise DesignError(problems)
     return loaded, design
+
+
+def _fast_valid(data: Any) -> Design | None:
+    """The model of a document that is certainly valid, without loading jsonschema (start-up time).
+
+    Strict JSON-mode pydantic accepts exactly what the generated schema accepts, except null, which
+    the schema forbids for optional keys: a document with a null anywhere takes the full path. When
+    this returns None, the schema check runs and reports every structural problem.
+    """
+    if _has_null(data):
+        return None
+    try:
+        return Design.model_validate_json(json.dumps(data), strict=True)
+    except (ValidationError, TypeError, ValueError):
+        return None
+
+
+def _has_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
 
 
 def is_design(loaded: Loaded) -> bool:

@@ -8,9 +8,6 @@ import json
 from functools import cache
 from typing import Any
 
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import core_schema
-
 from validator.errors import Diagnostic, Path, format_path
 from validator.loader import Loaded
 from validator.resources import load_schema
@@ -19,24 +16,29 @@ DESIGN_SCHEMA_FILE = "clusterplan-design.schema.json"
 SCHEMA_ID = "https://clusterplan.dev/schemas/clusterplan-design.schema.json"
 
 
-class _NoNullGenerator(GenerateJsonSchema):
+def _no_null_generator() -> type:
     """Optional fields are omitted, never written as null: the schema says so, which keeps the
     editor completion and the error messages simple ("expected integer" rather than "anyOf")."""
+    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+    from pydantic_core import core_schema
 
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        return self.generate_inner(schema["schema"])
+    class NoNull(GenerateJsonSchema):
+        def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+            return self.generate_inner(schema["schema"])
 
-    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
-        out = super().default_schema(schema)
-        if out.get("default", 0) is None:
-            out.pop("default")
-        return out
+        def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+            out = super().default_schema(schema)
+            if out.get("default", 0) is None:
+                out.pop("default")
+            return out
+
+    return NoNull
 
 
 def generate_design_schema() -> dict[str, Any]:
     from validator.model import Design
 
-    schema = Design.model_json_schema(by_alias=True, schema_generator=_NoNullGenerator)
+    schema = Design.model_json_schema(by_alias=True, schema_generator=_no_null_generator())
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
 
 

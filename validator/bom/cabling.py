@@ -7,10 +7,11 @@ racks, for the BOM and the optics rule: a 100k-GPU design never holds its links 
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from validator.bom.layout import Layout, Place
 from validator.bom.media import Media, MediaChooser
@@ -98,32 +99,61 @@ class Plan:
 
     @cached_property
     def tally(self) -> Tally:
-        """Cables, transceivers and reach problems over every link (media cached per pair of racks)."""
+        """Cables, transceivers and reach problems over every link (media cached per pair of racks).
+
+        The loop is the hot path of a 100k-GPU design: per link it does one media lookup and two or
+        three counter increments; everything else is worked out once per media key.
+        """
         out = Tally()
+        switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
         for fabric in self.topology.fabrics:
             racks: dict[str, list[int]] = {"server": self._server_racks}
-            media: dict[tuple[str, int, int, float], tuple[Media, float]] = {}
+            # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
+            actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float], Any, Any]] = {}
+            cables = out.cables
+            node_xcvr = out.node_xcvr
             for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(self.topology, fabric):
-                for role in (a_role, z_role):
-                    if role not in racks:
-                        racks[role] = self._racks_of(fabric, role)
-                a_rack, z_rack = racks[a_role][a_idx], racks[z_role][z_idx]
-                end = "switches" if a_role in SWITCH_ROLES else ("servers" if a_role == "server" else "other")
-                key = (end, a_rack, z_rack, speed)
-                if key not in media:
-                    media[key] = self.media(fabric, a_role, a_rack, z_rack, speed)
-                    self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, *media[key])
-                m = media[key][0]
-                out.cables[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)] += 1
-                if m.a_transceiver is not None:
-                    if end == "switches":
-                        out.switch_xcvr.setdefault((fabric, m.a_transceiver.id, a_role), Counter())[a_idx] += 1
+                try:
+                    a_rack = racks[a_role][a_idx]
+                except KeyError:
+                    racks[a_role] = self._racks_of(fabric, a_role)
+                    a_rack = racks[a_role][a_idx]
+                try:
+                    z_rack = racks[z_role][z_idx]
+                except KeyError:
+                    racks[z_role] = self._racks_of(fabric, z_role)
+                    z_rack = racks[z_role][z_idx]
+                key = (a_role, a_rack, z_rack, speed)
+                act = actions.get(key)
+                if act is None:
+                    act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
+                                                      a_rack, z_rack, speed)
+                cable_key, a_end, z_end = act
+                cables[cable_key] += 1
+                if a_end is not None:
+                    if isinstance(a_end, tuple):
+                        node_xcvr[a_end] += 1
                     else:
-                        role = a_role.split("/")[1] if "/" in a_role else a_role
-                        out.node_xcvr[(fabric, m.a_transceiver.id, role)] += 1
-                if m.z_transceiver is not None:
-                    out.switch_xcvr.setdefault((fabric, m.z_transceiver.id, z_role), Counter())[z_idx] += 1
+                        a_end[a_idx] += 1
+                if z_end is not None:
+                    z_end[z_idx] += 1
+        out.switch_xcvr = dict(switch_xcvr)
         return out
+
+    def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
+                a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float
+                ) -> tuple[tuple[str, str, float], Any, Any]:
+        m, length = self.media(fabric, a_role, a_rack, z_rack, speed)
+        self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, m, length)
+        cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)
+        a_end: Any = None
+        if m.a_transceiver is not None:
+            if a_role in SWITCH_ROLES:
+                a_end = switch_xcvr[(fabric, m.a_transceiver.id, a_role)]
+            else:
+                a_end = (fabric, m.a_transceiver.id, a_role.split("/")[1] if "/" in a_role else a_role)
+        z_end = switch_xcvr[(fabric, m.z_transceiver.id, z_role)] if m.z_transceiver is not None else None
+        return cable_key, a_end, z_end
 
     def _check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
                z_rack: int, m: Media, length: float) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -69,19 +69,21 @@ def workbook_bytes(bom: Bom, plan: Plan, findings: Sequence[Finding], summary: d
     wb.properties.modified = timestamp
     _summary_sheet(wb, summary, bom)
     _bom_sheet(wb, bom)
-    _cabling_sheet(wb, plan.all_runs(), plan)
+    _cabling_sheet(wb, plan)
     _power_sheet(wb, bom)
     _findings_sheet(wb, findings)
     raw = io.BytesIO()
     wb.save(raw)
-    return _fixed_zip(raw.getvalue(), timestamp)
+    return _package(raw.getvalue(), timestamp, _cabling_rows(plan))
 
 
-def _fixed_zip(data: bytes, timestamp: datetime) -> bytes:
-    """Rewrite the package with the same fixed date on every entry, so equal input gives equal bytes."""
+def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes]) -> bytes:
+    """Rewrite the package: the same fixed date on every entry (equal input, equal bytes), and the
+    Cabling sheet's rows streamed in before its `</sheetData>`."""
     date = (max(1980, timestamp.year), timestamp.month, timestamp.day, timestamp.hour, timestamp.minute,
             timestamp.second)
     src = zipfile.ZipFile(io.BytesIO(data))
+    cabling = _sheet_path(src, "Cabling")
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
@@ -91,8 +93,36 @@ def _fixed_zip(data: bytes, timestamp: datetime) -> bytes:
             fixed = zipfile.ZipInfo(info.filename, date_time=date)
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = 0o644 << 16
-            dst.writestr(fixed, body)
+            if info.filename != cabling:
+                dst.writestr(fixed, body)
+                continue
+            head, sep, tail = body.partition(b"</sheetData>")
+            if not sep:   # openpyxl wrote an empty <sheetData/>
+                head, _, tail = body.partition(b"<sheetData/>")
+                head, tail = head + b"<sheetData>", tail
+            with dst.open(fixed, "w") as fh:
+                fh.write(head)
+                for chunk in cabling_rows:
+                    fh.write(chunk)
+                fh.write(b"</sheetData>" + tail)
     return out.getvalue()
+
+
+def _sheet_path(src: zipfile.ZipFile, title: str) -> str:
+    """The zip entry of the worksheet titled `title` (via workbook.xml and its relationships)."""
+    import re
+
+    book = src.read("xl/workbook.xml").decode("utf-8")
+    rels = src.read("xl/_rels/workbook.xml.rels").decode("utf-8")
+    rid = re.search(rf'<sheet[^>]*name="{re.escape(title)}"[^>]*r:id="([^"]+)"', book)
+    if rid is None:
+        rid = re.search(rf'<sheet[^>]*r:id="([^"]+)"[^>]*name="{re.escape(title)}"', book)
+    assert rid is not None, f"workbook has no sheet {title}"
+    target = re.search(rf'<Relationship[^>]*Id="{rid.group(1)}"[^>]*Target="([^"]+)"', rels) or \
+        re.search(rf'<Relationship[^>]*Target="([^"]+)"[^>]*Id="{rid.group(1)}"', rels)
+    assert target is not None
+    path = target.group(1).lstrip("/")
+    return path if path.startswith("xl/") else f"xl/{path}"
 
 
 def _fix_core(body: bytes, timestamp: datetime) -> bytes:
@@ -128,14 +158,36 @@ def _bom_sheet(wb: Any, bom: Bom) -> None:
     _filter(ws, len(names), last)
 
 
-def _cabling_sheet(wb: Any, runs: Iterable[Any], plan: Plan) -> None:
+def _cabling_sheet(wb: Any, plan: Plan) -> None:
+    """Header, widths, frozen row and filter only: the rows are streamed into the package afterwards
+    (`_cabling_rows`), because openpyxl spends ~13 us per cell and a 100k-GPU plan has millions."""
     ws = wb.create_sheet("Cabling")
     _header(ws, list(CABLING_COLUMNS), [9, 30, 7, 9, 6, 30, 7, 9, 6, 10, 8, 18, 18, 18, 9])
-    rows = 0
-    for run in runs:
-        ws.append(list(plan.row(run)))
-        rows += 1
-    _filter(ws, len(CABLING_COLUMNS), rows)
+    _filter(ws, len(CABLING_COLUMNS), sum(f.links for f in plan.topology.fabrics.values()))
+
+
+_COLUMNS = [chr(ord("A") + i) for i in range(len(CABLING_COLUMNS))]
+
+
+def _cabling_rows(plan: Plan) -> Iterator[bytes]:
+    """The data rows of the Cabling sheet as SpreadsheetML (inline strings, plain numbers)."""
+    from xml.sax.saxutils import escape
+
+    chunk: list[str] = []
+    for n, run in enumerate(plan.all_runs(), start=2):
+        cells = []
+        for col, value in zip(_COLUMNS, plan.row(run), strict=True):
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                cells.append(f'<c r="{col}{n}"><v>{value:g}</v></c>' if isinstance(value, float)
+                             else f'<c r="{col}{n}"><v>{value}</v></c>')
+            else:
+                cells.append(f'<c r="{col}{n}" t="inlineStr"><is><t>{escape(str(value))}</t></is></c>')
+        chunk.append(f'<row r="{n}">{"".join(cells)}</row>')
+        if len(chunk) >= 2000:
+            yield "".join(chunk).encode("utf-8")
+            chunk = []
+    if chunk:
+        yield "".join(chunk).encode("utf-8")
 
 
 def _power_sheet(wb: Any, bom: Bom) -> None:

@@ -17,7 +17,7 @@ from validator.bom.cabling import Plan
 from validator.export import tables
 from validator.export.files import write_atomic, write_atomic_lines
 from validator.render.facts import ROUTED_FABRICS, SwitchFact, ib_facts, switch_facts
-from validator.render.sonic import sonic_tables
+from validator.render.sonic import sonic_json, sonic_tables
 from validator.resources import load_data, resource_dir
 from validator.topology.build import Topology
 
@@ -35,27 +35,38 @@ class Rendered:
     text: str
 
 
-def _environment(user_dir: Path | None) -> Any:
-    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
+class _Templates:
+    """Built-in templates render in a plain Environment (trusted, fast); a template the design
+    repository supplies (same name, in its `templates:` directory) renders in the sandbox."""
 
-    builtin = FileSystemLoader(str(resource_dir("templates")))
-    loader = ChoiceLoader([FileSystemLoader(str(user_dir)), builtin]) if user_dir else builtin
-    # the sandbox costs little and guards design-supplied templates; built-in ones run in it too
-    env = SandboxedEnvironment(loader=loader, undefined=StrictUndefined, keep_trailing_newline=True,
-                               autoescape=False, trim_blocks=False, lstrip_blocks=False)
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
-    return env
+    def __init__(self, user_dir: Path | None) -> None:
+        from jinja2 import Environment, FileSystemLoader, StrictUndefined
+        from jinja2.sandbox import SandboxedEnvironment
 
+        options: dict[str, Any] = {"undefined": StrictUndefined, "keep_trailing_newline": True, "autoescape": False}
+        self.builtin = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), **options)
+        self.user = SandboxedEnvironment(loader=FileSystemLoader(str(user_dir)), **options) if user_dir else None
+        self.user_dir = user_dir
+        for env in (self.builtin, self.user):
+            if env is not None:
+                env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+        self._cache: dict[str, Any] = {}
 
-def _render(env: Any, name: str, **context: Any) -> str:
-    from jinja2 import TemplateError as JinjaError
+    def _template(self, name: str) -> Any:
+        if name not in self._cache:
+            own = self.user is not None and self.user_dir is not None and (self.user_dir / name).is_file()
+            env = self.user if own and self.user is not None else self.builtin
+            self._cache[name] = env.get_template(name)
+        return self._cache[name]
 
-    try:
-        text: str = env.get_template(name).render(**context)
-    except JinjaError as exc:
-        raise TemplateError(f"template {name}: {exc}") from exc
-    return text if text.endswith("\n") else text + "\n"
+    def render(self, name: str, **context: Any) -> str:
+        from jinja2 import TemplateError as JinjaError
+
+        try:
+            text: str = self._template(name).render(**context)
+        except JinjaError as exc:
+            raise TemplateError(f"template {name}: {exc}") from exc
+        return text if text.endswith("\n") else text + "\n"
 
 
 def _eos_context(fact: SwitchFact) -> dict[str, Any]:
@@ -69,7 +80,7 @@ def _eos_context(fact: SwitchFact) -> dict[str, Any]:
 
 def render_configs(topology: Topology, user_templates: Path | None = None) -> Iterator[Rendered]:
     """Every switch configuration and subnet-manager file of the design, in a stable order."""
-    env = _environment(user_templates)
+    env = _Templates(user_templates)
     opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
@@ -78,19 +89,20 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
         for fact in switch_facts(topology, fabric):
             template, suffix = TEMPLATE_FOR_OS.get(fact.model.os, TEMPLATE_FOR_OS["sonic"])
             if fact.model.os == "sonic":
-                text = _render(env, template, tables=sonic_tables(fact))
+                data = sonic_tables(fact)
+                text = env.render(template, tables=sonic_json(fact, data), data=data, s=fact)
             elif fact.model.os == "eos":
-                text = _render(env, template, **_eos_context(fact))
+                text = env.render(template, **_eos_context(fact))
             else:
-                text = _render(env, template, s=fact)
+                text = env.render(template, s=fact)
             yield Rendered(f"configs/{fabric}/{fact.name}.{suffix}", text)
     for f in ib_facts(topology):
         partitions = f"/etc/opensm/partitions-{f.fabric}.conf"
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
-                       _render(env, "opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
+                       env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
                                qos_max_vls=opensm["qos_max_vls"], partitions_path=partitions))
         yield Rendered(f"configs/{f.fabric}/partitions.conf",
-                       _render(env, "opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
+                       env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
 
 
 def render_all(topology: Topology, out_dir: Path, user_templates: Path | None = None) -> list[str]:

@@ -60,6 +60,11 @@ class SwitchFact:
         return [p for p in self.ports if p.peer_asn is not None]
 
 
+def _dotted(n: int) -> str:
+    """IPv4 address text of an integer (ipaddress objects are too slow for a million links)."""
+    return f"{n >> 24}.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
+
+
 def asn_for(fabric: str, role: str, index: int) -> int:
     plan = _plan()
     base = int(plan["asn_base"][fabric])
@@ -113,11 +118,11 @@ def switch_facts(topology: Topology, fabric: str) -> Iterator[SwitchFact]:
     mtu = int((spec.lossless.switch.mtu if spec.lossless and spec.lossless.switch.mtu else None)
               or plan["default_mtu"])
     ports: dict[str, list[tuple[int, str, str, str, int | None]]] = defaultdict(list)
+    base = int(p2p.network_address)
     for k, link in enumerate(iter_links(topology, fabric)):
         if k * 2 + 1 >= p2p.num_addresses:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
-        low = p2p.network_address + 2 * k
-        a_ip, z_ip = f"{low}/31", f"{low + 1}/31"
+        a_ip, z_ip = f"{_dotted(base + 2 * k)}/31", f"{_dotted(base + 2 * k + 1)}/31"
         a_switch = link.a_role in ("leaf", "spine", "core")
         z_asn = asn_for(fabric, link.z_role, link.z_index)
         ports[link.z_device].append((link.z_port, z_ip, a_ip, f"{link.a_device}:{link.a_port}",

@@ -18,6 +18,14 @@ def _qos() -> dict[str, Any]:
     return {k: v["value"] for k, v in load_data("sonic_qos.yaml").items()}
 
 
+def sonic_json(fact: SwitchFact, tables: dict[str, Any] | None = None) -> dict[str, str]:
+    """Each table as indented JSON text (sorted keys), for the template to lay out."""
+    import json
+
+    return {name: json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False).replace("\n", "\n  ")
+            for name, rows in (tables or sonic_tables(fact)).items()}
+
+
 def sonic_tables(fact: SwitchFact) -> dict[str, Any]:
     names = [p.name for p in fact.ports]
     tables: dict[str, Any] = {

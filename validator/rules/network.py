@@ -68,15 +68,13 @@ def oob_reach(ctx: Context) -> Iterator[Hit]:
     oob = ctx.topology.fabrics.get("oob")
     if oob is None:
         return
-    import networkx as nx
-
-    graph = ctx.topology.graph()
-    unreachable = sorted(n for n, d in graph.nodes(data=True)
-                         if d.get("kind") == "switch" and not n.startswith("oob/"))
-    if ctx.resolved.fabrics["oob"].links_per_server == 0:
+    oob_links = ctx.resolved.fabrics["oob"].links_per_server
+    if oob_links == 0:
         yield Hit("the servers have no BMC port on the out-of-band network", ("fabrics", "oob"))
-    if not nx.has_path(graph, "server", "oob/leaf") and ctx.resolved.fabrics["oob"].links_per_server:
+    elif not any(b.a == "server" for b in oob.bundles):
         yield Hit("servers are not connected to the out-of-band leaves", ("fabrics", "oob"))
+    unreachable = sorted(f"{name}/{t.role}" for name, f in ctx.topology.fabrics.items() if name != "oob"
+                         for t in f.tiers)
     mgmt = sum(b.count for b in oob.bundles if b.a == "switch-mgmt")
     expected = sum(t.count * t.switch.mgmt_ports for name, f in ctx.topology.fabrics.items() if name != "oob"
                    for t in f.tiers)
