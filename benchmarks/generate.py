@@ -64,6 +64,7 @@ kind: InferenceFleet
 metadata: {{name: bench-inference-{gpus}}}
 site:
   rack: {{model: rack-48u, power_budget_kw: 44, cooling: rear-door, rear_door: rdhx-active-75}}
+  layout: {{racks_per_row: 32}}
 compute: {{server: dgx-h200, count: {servers}, servers_per_rack: 4}}
 fabrics:
   compute:

@@ -76,3 +76,17 @@ def test_catalog_list_and_show():
 def test_schema_check_passes_on_committed_schemas():
     code, _, _ = cli("schema", "--check")
     assert code == 0
+
+
+def test_validate_keeps_heavy_imports_out_of_start_up():
+    import sys
+
+    code = ("import sys; from validator.cli import main; sys.argv = ['clusterplan', 'validate', 'designs/']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('openpyxl', 'jinja2', 'networkx', 'jsonschema') if m in sys.modules))")
+    import subprocess
+
+    from tests.helpers import ROOT
+
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr

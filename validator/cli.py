@@ -68,22 +68,28 @@ class ReportFmt(StrEnum):
 
 def _render_report(fmt: str, analyses: list[Any], files: list[Path], fail_on: str, skipped: int,
                    failed: list[str], colour: bool, annotations: int = 0) -> str:
-    from validator.export import ci
-    from validator.export.report import report_json
     from validator.export.text import render_text
 
     if fmt == "json":
+        from validator.export.report import report_json
+
         return _dump_json(report_json(analyses, fail_on))
+    if fmt in ("md", "sarif", "junit", "github"):
+        return _ci_report(fmt, analyses, fail_on, annotations)
+    sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
+    return render_text(analyses, sources, colour=colour, skipped=skipped, failed=failed)
+
+
+def _ci_report(fmt: str, analyses: list[Any], fail_on: str, annotations: int) -> str:
+    from validator.export import ci
+
     if fmt == "md":
         return ci.markdown(analyses, fail_on)
     if fmt == "sarif":
         return _dump_json(ci.sarif(analyses, ci.workspace_root()))
     if fmt == "junit":
         return ci.junit(analyses, fail_on)
-    if fmt == "github":
-        return ci.github(analyses, ci.workspace_root(), limit=annotations)
-    sources = {a.file: _source(f) for a, f in zip(analyses, files, strict=True) if a.findings}
-    return render_text(analyses, sources, colour=colour, skipped=skipped, failed=failed)
+    return ci.github(analyses, ci.workspace_root(), limit=annotations)
 
 
 def _parse_outputs(specs: list[str]) -> list[tuple[str, Path]]:

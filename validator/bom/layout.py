@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from validator.resources import load_data
-from validator.topology.build import Topology
+from validator.topology.build import Topology, link_tuples, switch_group
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,16 @@ class Layout:
         group_ru = [0] * self.groups
         central_ru = 0
         for fabric, fab in self.topology.fabrics.items():
-            links = self.topology.resolved.fabrics[fabric].links_per_server
+            first = self._first_endpoints(fabric) if fabric == "oob" else {}
             for tier in fab.tiers:
                 ru = tier.switch.rack_units or 1
                 out = []
                 for i in range(tier.count):
-                    g = self._leaf_group(fab.sizing, tier.down_ports, links, i) if tier.role == "leaf" else None
+                    g = switch_group(self.topology, fabric, tier.role, i)
+                    if g is None and i in first and tier.role == "leaf":
+                        role, index = first[i]   # an OOB leaf of management ports: with those switches
+                        other, other_tier = role.split("/")
+                        g = switch_group(self.topology, other, other_tier, index)
                     if g is not None:
                         out.append(Place(self.group_rack(g), group_ru[g] + 1))
                         group_ru[g] += ru
@@ -78,16 +82,13 @@ class Layout:
                 places[(fabric, tier.role)] = out
         return places
 
-    def _leaf_group(self, sizing: object, down: int, links: int, i: int) -> int | None:
-        """The group whose servers a leaf serves (rail leaves by SU, others by their first server);
-        None for a leaf of appliances only (storage nodes, management ports), which sits centrally."""
-        rails = getattr(sizing, "rails", 1)
-        if rails > 1:
-            return min(self.groups - 1, i // rails)
-        first = i * down // links if links else self.topology.servers
-        if first < self.topology.servers:
-            return min(self.groups - 1, first // self.group_servers)
-        return None
+    def _first_endpoints(self, fabric: str) -> dict[int, tuple[str, int]]:
+        """Leaf -> the first management port (switch role, index) it serves."""
+        first: dict[int, tuple[str, int]] = {}
+        for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(self.topology, fabric):
+            if z_role == "leaf" and "/" in a_role and z_idx not in first:
+                first[z_idx] = (a_role, a_idx)
+        return first
 
     def switch(self, fabric: str, role: str, index: int) -> Place:
         return self._switch_places[(fabric, role)][index]

@@ -10,6 +10,7 @@ from typing import Any
 
 from validator.bom import ITEM_FIELDS, Bom
 from validator.bom.cabling import CABLING_COLUMNS, Plan
+from validator.export.progress import progress
 
 
 def _money(x: float | None) -> str:
@@ -60,7 +61,8 @@ def cabling_csv_rows(plan: Plan) -> Iterable[str]:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CABLING_COLUMNS)
     yield out.getvalue()
-    for run in plan.all_runs():
+    total = sum(f.links for f in plan.topology.fabrics.values())
+    for run in progress(plan.all_runs(), total, "cabling"):
         out.seek(0)
         out.truncate()
         writer.writerow(plan.row(run))

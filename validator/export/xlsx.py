@@ -173,8 +173,11 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
     """The data rows of the Cabling sheet as SpreadsheetML (inline strings, plain numbers)."""
     from xml.sax.saxutils import escape
 
+    from validator.export.progress import progress
+
     chunk: list[str] = []
-    for n, run in enumerate(plan.all_runs(), start=2):
+    total = sum(f.links for f in plan.topology.fabrics.values())
+    for n, run in enumerate(progress(plan.all_runs(), total, "workbook"), start=2):
         cells = []
         for col, value in zip(_COLUMNS, plan.row(run), strict=True):
             if isinstance(value, int | float) and not isinstance(value, bool):

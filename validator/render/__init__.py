@@ -111,8 +111,11 @@ def render_all(topology: Topology, out_dir: Path, user_templates: Path | None = 
     Each file is written atomically; files already in `out_dir` that clusterplan did not write are
     left alone.
     """
+    from validator.export.progress import progress
+
     written = []
-    for item in render_configs(topology, user_templates):
+    total = sum(f.switches for f in topology.fabrics.values())
+    for item in progress(render_configs(topology, user_templates), total, "configs"):
         write_atomic(out_dir / item.path, item.text)
         written.append(item.path)
     plan = Plan(topology)

@@ -254,17 +254,37 @@ def _other_endpoints(topology: Topology, fabric: str) -> Iterator[tuple[str, int
             for p in range(e.ports):
                 yield e.name, i, p + 1
     storage = topology.resolved.design.storage
-    if storage and storage.nodes and fabric in ("storage", "oob"):
-        ports = storage.nodes.ports if fabric == "storage" else 1
-        for i in range(storage.nodes.count):
-            for p in range(ports):
-                yield "storage", i, p + 1
     if fabric == "oob":
-        for name, other in topology.fabrics.items():
-            if name != "oob":
-                for tier in other.tiers:
-                    for i in range(tier.count):
-                        yield f"{name}/{tier.role}", i, "mgmt"
+        # management ports grouped by the network rack their switch sits in, the last group first (it
+        # shares the last server leaf's spare ports), spines and cores after all groups, so each rack's
+        # ports share nearby OOB leaves; central appliances last
+        ports = [(switch_group(topology, name, tier.role, i), f"{name}/{tier.role}", i)
+                 for name, other in topology.fabrics.items() if name != "oob"
+                 for tier in other.tiers for i in range(tier.count)]
+        ports.sort(key=lambda p: (p[0] is None, -(p[0] or 0)))
+        for _, role, i in ports:
+            yield role, i, "mgmt"
+    if storage and storage.nodes and fabric in ("storage", "oob"):
+        ports_per_node = storage.nodes.ports if fabric == "storage" else 1
+        for i in range(storage.nodes.count):
+            for p in range(ports_per_node):
+                yield "storage", i, p + 1
+
+
+def switch_group(topology: Topology, fabric: str, role: str, index: int) -> int | None:
+    """The compute group (SU) whose servers a leaf serves; None for spines, cores and leaves that serve
+    no server (they sit centrally). Rail leaves go by SU, other leaves by their first server."""
+    if role != "leaf":
+        return None
+    fab = topology.fabrics[fabric]
+    compute = topology.fabrics.get("compute")
+    group_servers = max(1, compute.sizing.group_servers) if compute else max(1, topology.servers)
+    groups = max(1, math.ceil(topology.servers / group_servers))
+    if fab.sizing.rails > 1:
+        return min(groups - 1, index // fab.sizing.rails)
+    links = topology.resolved.fabrics[fabric].links_per_server
+    first = index * fab.tiers[0].down_ports // links if links else topology.servers
+    return min(groups - 1, first // group_servers) if first < topology.servers else None
 
 
 def device_namer(topology: Topology, fabric: str, role: str) -> Callable[[int], str]:

@@ -82,7 +82,7 @@ def size_fabric(fab: ResolvedFabric, servers: int, extra_ports_per_fabric: int) 
     core = tiers.get("core")
     problems: list[str] = []
     if leaf.switch.ports_at(speed) == 0:
-        problems.append(f"leaf switch {leaf.switch.id} has no {speed:g}G ports")
+        return _unbuildable(leaf.switch, speed, f"leaf switch {leaf.switch.id} has no {speed:g}G ports")
     rails = fab.links_per_server if spec.topology == "rail-optimized" and fab.links_per_server else 1
     endpoint_links = servers * fab.links_per_server
     extra = extra_ports_per_fabric + sum(e.count * e.ports for e in spec.extra_endpoints)
@@ -107,9 +107,9 @@ def size_fabric(fab: ResolvedFabric, servers: int, extra_ports_per_fabric: int) 
     pods = 1
     if spine is not None:
         spine_ports = spine.switch.ports_at(up_speed)
-        if spine_ports == 0:
-            problems.append(f"spine switch {spine.switch.id} has no {up_speed:g}G ports")
-            spine_ports = 1
+        if spine_ports < 2 or up < 1:
+            return _unbuildable(leaf.switch, speed, f"spine switch {spine.switch.id} has no {up_speed:g}G ports"
+                                if spine_ports < 2 else f"leaf switch {leaf.switch.id} has no uplink ports left")
         two_tier_spines = math.ceil(planned_leaves * up / spine_ports)
         spine_spec = spec.tiers.spine
         assert spine_spec is not None
@@ -140,6 +140,11 @@ def size_fabric(fab: ResolvedFabric, servers: int, extra_ports_per_fabric: int) 
                                   down_used=spine_count * spine_up))
     return Sizing(sized, rails, group_servers, groups, planned, leaves_per_pod, pods, endpoint_links, extra,
                   problems)
+
+
+def _unbuildable(switch: Switch, speed: float, problem: str) -> Sizing:
+    """A placeholder sizing that carries the problem; the pipeline reports it and stops."""
+    return Sizing([TierSize("leaf", switch, 1, 0, 0, speed, speed)], 1, 1, 1, 1, 0, 1, 0, 0, [problem])
 
 
 def _ports_per_cage(switch: Switch, speed: float) -> int:

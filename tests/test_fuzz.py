@@ -1,0 +1,141 @@
+"""Bad input never crashes clusterplan: 500+ mutated designs per run, safe YAML, bounded time,
+deterministic results, atomic writes."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzzing import SEEDS, mutant, run_one
+from tests.helpers import FIXTURES, cli, cli_subprocess
+from validator.export.files import write_atomic
+from validator.pipeline import analyze
+
+FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "520"))
+
+
+def test_fuzz_mutated_designs_never_crash(tmp_path):
+    rng = random.Random(20261202)
+    slow = []
+    valid = 0
+    for i in range(FUZZ_COUNT):
+        outcome = run_one(mutant(rng), tmp_path)
+        assert outcome.crashed is None, f"mutant {i} crashed:\n{outcome.crashed}"
+        if outcome.seconds > 2.0:
+            slow.append((i, outcome.seconds))
+        valid += outcome.valid
+    assert not slow, f"mutants over 2 s: {slow}"
+    assert 0 < valid < FUZZ_COUNT   # the mix exercises both the reading errors and the full pipeline
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, seed):
+    data = mutant(random.Random(seed))
+    path = tmp_path / "m.yaml"
+    path.write_bytes(data)
+    first = analyze(path, "m.yaml")
+    second = analyze(path, "m.yaml")
+    assert [f.fingerprint + f.message for f in first.findings] == [f.fingerprint + f.message for f in second.findings]
+    code, _, _ = cli("validate", str(path))
+    assert code in (0, 1, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(max_size=400))
+def test_arbitrary_text_is_reported_not_raised(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("t") / "d.yaml"
+    path.write_text("apiVersion: clusterplan/v1\n" + text, encoding="utf-8")
+    analysis = analyze(path, "d.yaml")
+    assert analysis.topology is None or isinstance(analysis.findings, list)
+
+
+def test_no_object_construction_from_tags(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "d.yaml"
+    path.write_text(f'apiVersion: clusterplan/v1\nx: !!python/object/apply:os.system ["touch {marker}"]\n')
+    analysis = analyze(path, "d.yaml")
+    assert not marker.exists() and analysis.findings
+
+
+def test_alias_bomb_is_refused_quickly(tmp_path):
+    import time
+
+    levels = ["a0: &a0 [" + ", ".join(["lol"] * 10) + "]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("apiVersion: clusterplan/v1\n" + "\n".join(levels) + "\n")
+    start = time.perf_counter()
+    findings = analyze(path, "bomb.yaml").findings
+    assert time.perf_counter() - start < 2 and findings[0].rule == "YAML003"
+
+
+def test_oversized_file_is_refused(tmp_path):
+    from validator.limits import limits
+
+    path = tmp_path / "big.yaml"
+    path.write_text("apiVersion: clusterplan/v1\n" + "# padding\n" * (limits().max_file_bytes // 10 + 1))
+    findings = analyze(path, "big.yaml").findings
+    assert findings[0].rule == "YAML000" and "limit" in findings[0].message
+
+
+def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
+    from validator import limits as limits_module
+
+    monkeypatch.setattr(limits_module, "limits", lambda: limits_module.Limits(5_000_000, 200_000, 3, 10_000_000))
+    import validator.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "limits", limits_module.limits)
+    good = (FIXTURES / "valid" / "small-inference.yaml").read_text()
+    for i in range(5):
+        (tmp_path / f"d{i}.yaml").write_text(good)
+    code, _, err = cli("validate", str(tmp_path))
+    assert code == 2 and "more than 3 design files" in err
+
+
+def test_unreadable_file_reports_without_traceback(tmp_path):
+    path = tmp_path / "locked.yaml"
+    path.write_text((FIXTURES / "valid" / "small-inference.yaml").read_text())
+    path.chmod(0)
+    if os.access(path, os.R_OK):   # root reads anything; nothing to test then
+        pytest.skip("running as root: permissions do not stop reads")
+    proc = cli_subprocess("validate", str(path))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "bom.json"
+    target.write_text("previous")
+
+    def boom(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_atomic(target, "new content")
+    assert target.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["bom.json"]   # no temporary file left behind
+
+
+def test_outputs_are_byte_identical(tmp_path):
+    design = "designs/roce-h100-2tier.yaml"
+    for fmt, extra in (("bom", ["--format", "json"]), ("bom", ["--format", "csv"]), ("cabling", [])):
+        a, b = tmp_path / "a", tmp_path / "b"
+        cli(fmt, design, *extra, "-o", str(a))
+        cli(fmt, design, *extra, "-o", str(b))
+        assert a.read_bytes() == b.read_bytes()
+    s1, s2 = tmp_path / "1.sarif", tmp_path / "2.sarif"
+    cli("validate", design, "--output", f"sarif={s1}")
+    cli("validate", design, "--output", f"sarif={s2}")
+    assert s1.read_bytes() == s2.read_bytes()
+
+
+@pytest.mark.parametrize("seed_path", SEEDS, ids=lambda p: Path(p).stem)
+def test_every_seed_runs_clean_through_the_fuzz_harness(tmp_path, seed_path):
+    outcome = run_one(Path(seed_path).read_bytes(), tmp_path)
+    assert outcome.crashed is None and outcome.valid
