@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fuzzing import mutant, run_one  # noqa: E402
+from tests.fuzzing import mutant, run_one
 
 
 def main() -> None:

@@ -115,14 +115,27 @@ def test_rules_page_is_current():
         "run `clusterplan docs rules -o docs/rules.md`"
 
 
-def test_every_rule_is_documented():
+def test_every_rule_is_documented_with_an_example():
     for r in RULES:
-        assert r.doc["rationale"] and r.doc["source"] and r.doc["fix"], r.id
+        assert r.doc["rationale"] and r.doc["source"] and r.doc["fix"] and r.doc["example"], r.id
+    code, out, _ = cli("explain", "REF001")
+    assert code == 0 and "reading check" in out
+
+
+def test_expert_groups_must_divide_the_nvlink_domain(tmp_path):
+    design = (DESIGNS / "gb200-nvl72-mixtral.yaml").read_text().replace(
+        "parallelism: {tp: 1, pp: 1, dp: 288, ep: 8}", "parallelism: {tp: 4, pp: 1, dp: 72, ep: 8}")
+    path = tmp_path / "d.yaml"
+    path.write_text(design)
+    findings = [f for f in analyze(path, "d.yaml").findings if f.rule == "TRN003"]
+    assert len(findings) == 1 and "TP 4 x EP 8 = 32" in findings[0].message
 
 
 def test_rules_and_explain_commands():
+    from validator.findings import READ_CODES
+
     code, out, _ = cli("rules")
-    assert code == 0 and len(out.splitlines()) == len(RULES)
+    assert code == 0 and len(out.splitlines()) == len(RULES) + len(READ_CODES)
     code, out, _ = cli("explain", "TRN002")
     assert code == 0 and "Source: shared/docs/domain.md" in out
     code, _, err = cli("explain", "TRN02")

@@ -432,18 +432,28 @@ def rules(fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format
         return
     for r in RULES:
         sys.stdout.write(f"{r.id}  {r.severity:<7}  {r.applies_to:<9}  {r.slug:<26} {r.title}\n")
+    from validator.findings import READ_CODES
+
+    for rid, (slug, what) in sorted(READ_CODES.items()):
+        sys.stdout.write(f"{rid}  {'error':<7}  {'reading':<9}  {slug:<26} {what}\n")
 
 
 @app.command()
 def explain(rule_id: Annotated[str, typer.Argument(help="Rule ID, e.g. TRN002.")]) -> None:
     """Print a rule's rationale, source, fix and thresholds."""
+    from validator.findings import READ_CODES
     from validator.rules.registry import RULES, rule_by_id
 
     rule = rule_by_id(rule_id.upper())
+    if rule is None and rule_id.upper() in READ_CODES:
+        slug, what = READ_CODES[rule_id.upper()]
+        sys.stdout.write(f"{rule_id.upper()} {slug}: {what}\n  a reading check: always an error, not waivable; "
+                         "the finding's hint says what to change\n")
+        return
     if rule is None:
         import difflib
 
-        close = difflib.get_close_matches(rule_id.upper(), [r.id for r in RULES], n=3)
+        close = difflib.get_close_matches(rule_id.upper(), [r.id for r in RULES] + list(READ_CODES), n=3)
         _fail(f"no rule {rule_id}" + (f"; did you mean {', '.join(close)}?" if close else
                                       "; `clusterplan rules` lists them"))
     d = rule.doc
@@ -452,6 +462,8 @@ def explain(rule_id: Annotated[str, typer.Argument(help="Rule ID, e.g. TRN002.")
             f"Fix: {d['fix']}\n")
     if rule.thresholds:
         text += "Thresholds: " + ", ".join(rule.thresholds) + " (override with `thresholds:` in the design)\n"
+    if d["example"]:
+        text += "\nExample that triggers it:\n" + "\n".join(f"  {line}" for line in d["example"].splitlines()) + "\n"
     sys.stdout.write(text)
 
 

@@ -82,9 +82,16 @@ def rules_md() -> str:
            "| ID | slug | severity | applies to | waivable | title |", "|---|---|---|---|---|---|"]
     out += [f"| [{r.id}](#{r.id.lower()}) | `{r.slug}` | {r.severity} | {r.applies_to} | "
             f"{'yes' if r.waivable else 'no'} | {r.title} |" for r in RULES]
+    from validator.findings import READ_CODES
+
+    out += ["", "Reading checks run before the rules (always errors, never waivable):", "",
+            "| ID | slug | what |", "|---|---|---|"]
+    out += [f"| {rid} | `{slug}` | {what} |" for rid, (slug, what) in sorted(READ_CODES.items())]
     for r in RULES:
         out += ["", f"## {r.id}", "", f"**{r.title}** (`{r.slug}`, {r.severity}, {r.applies_to})", "",
                 r.doc["rationale"], "", f"- Source: {r.doc['source']}", f"- Fix: {r.doc['fix']}"]
+        if r.doc["example"]:
+            out += ["", "Example that triggers it:", "", "```yaml", r.doc["example"], "```"]
         for name in r.thresholds:
             t = thresholds[name]
             out.append(f"- Threshold `{name}` = {t['value']} ({t['source']})")

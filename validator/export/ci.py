@@ -173,6 +173,19 @@ def github(analyses: Sequence[Analysis], root: Path | None = None, limit: int = 
     return "\n".join(out) + ("\n" if out else "")
 
 
+def _headline(analysis: Analysis) -> str:
+    from validator.estimate import estimate
+
+    assert analysis.topology is not None
+    e = estimate(analysis.topology)
+    if e["kind"] == "training":
+        days = e["time_to_train_days"]
+        return (f"MFU {100 * e['mfu']:.1f}%, {e['tokens_per_s']:,.0f} tokens/s"
+                + (f", {days:,.1f} days to train" if days is not None else ""))
+    return (f"TTFT {e['ttft_ms']:,.0f} ms, TPOT {e['tpot_ms']:.1f} ms, {e['max_concurrency_per_replica']} concurrent "
+            "requests per replica")
+
+
 def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:
     """A findings table for the job summary: every finding, grouped by design."""
     floor = SEVERITY_RANK[fail_on]
@@ -183,6 +196,9 @@ def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:
            f"{len(analyses)} design(s), {failed} failing at `{fail_on}`; "
            f"{sum(f.severity == 'error' for f in rows)} errors, {sum(f.severity == 'warning' for f in rows)} "
            f"warnings, {sum(f.severity == 'info' for f in rows)} info, {waived} waived.", ""]
+    headlines = [(a.file, _headline(a)) for a in analyses if a.topology is not None]
+    if headlines:
+        out += ["| design | estimate |", "|---|---|", *[f"| `{f}` | {h} |" for f, h in headlines], ""]
     if rows:
         out += ["| severity | rule | location | message |", "|---|---|---|---|"]
         out += [f"| {f.severity} | `{f.rule}` {f.slug} | `{f.file}:{f.line}` | {f.message.replace('|', '/')} |"

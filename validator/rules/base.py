@@ -7,6 +7,7 @@ lines, and optionally an `Example:` block. `docs/rules.md` is generated from it.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -59,7 +60,7 @@ class Rule:
             lines[current].append(line if current == "example" else line.strip())
         for k, v in lines.items():
             joined = "\n".join(v) if k == "example" else " ".join(x for x in v if x)
-            parts[k] = joined.strip("\n") if k == "example" else joined.strip()
+            parts[k] = textwrap.dedent(joined).strip("\n") if k == "example" else joined.strip()
         parts["fix"] = parts["fix"][:1].upper() + parts["fix"][1:]
         return parts
 

@@ -21,6 +21,8 @@ def rack_power(ctx: Context) -> Iterator[Hit]:
     Source: server maximum power from the catalog (e.g. DGX H100 10.2 kW; 4 per rack = 40.8 kW,
     DGX SuperPOD RA).
     Fix: fewer servers per rack, or a larger `site.rack.power_budget_kw`.
+    Example:
+        compute: {server: dgx-h100, count: 32, servers_per_rack: 5}   # 5 x 10.2 kW = 51 kW > a 44 kW budget
     """
     kw = _rack_kw(ctx)
     budget = ctx.design.site.rack.power_budget_kw
@@ -42,6 +44,8 @@ def cooling_density(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/hardware-notes.md section 7 (air ~40 kW with containment; active RDHx ~40-75 kW;
     DLC + CDU above ~100 kW).
     Fix: change `site.rack.cooling`, add a rear door or CDU with enough capacity, or spread the servers.
+    Example:
+        site: {rack: {power_budget_kw: 44, cooling: air}}   # 4 x DGX H100 = 40.8 kW: beyond air cooling
     """
     rack = ctx.design.site.rack
     kw = _rack_kw(ctx)
@@ -77,6 +81,8 @@ def rack_space(ctx: Context) -> Iterator[Hit]:
 
     Source: server rack units from the catalog; EIA-310 rack units.
     Fix: fewer servers per rack, or a taller rack model.
+    Example:
+        compute: {server: dgx-h100, servers_per_rack: 7}   # 7 x 8U = 56U in a 48U rack
     """
     racks = ctx.topology.racks
     if racks.rack_units and racks.gpu_rack_units_used > racks.rack_units:

@@ -31,6 +31,8 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     Source: vLLM memory profiling (weights + activations + non-torch memory within
     gpu_memory_utilization); shared/docs/estimator-notes.md 2.7.
     Fix: use more GPUs per replica (higher TP), a lower weight precision, or GPUs with more HBM.
+    Example:
+        inference: {model: llama3-405b, replica: {gpus: 1}}   # 811 GB of bf16 weights on one GPU
     """
     inf = ctx.design.inference
     model = ctx.resolved.model
@@ -53,6 +55,8 @@ def replica_in_nvlink(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 4 (a large model's replica is an 8-GPU server with TP inside
     NVLink).
     Fix: make a replica at most the NVLink domain size (8 on HGX, 72 on NVL72).
+    Example:
+        inference: {replica: {gpus: 16, tp: 16}}   # on 8-GPU HGX servers
     """
     domain = ctx.resolved.nvlink_domain_gpus
     for path, rep, _ in _pools(ctx):
@@ -69,6 +73,8 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size));
     shared/docs/estimator-notes.md 2.7.
     Fix: add replicas, use FP8 KV cache, shorten max_context_tokens, or use GPUs with more HBM.
+    Example:
+        inference: {max_context_tokens: 4096, targets: {concurrent_requests: 100000}}
     """
     inf = ctx.design.inference
     target = inf.targets.concurrent_requests
@@ -92,6 +98,8 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 4 (ship the KV cache over a fast link: RDMA, NVLink);
     DistServe, Mooncake; shared/docs/estimator-notes.md 2.8.
     Fix: use `kv_transfer: rdma` on the compute fabric, or faster NICs.
+    Example:
+        inference: {disaggregation: {kv_transfer: tcp, ...}}
     """
     inf = ctx.design.inference
     d = inf.disaggregation
@@ -124,6 +132,9 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 1 (cost note); exception: MoE replicas with EP across an
     NVL72-class domain.
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
+    Example:
+        kind: InferenceFleet
+        fabrics: {compute: {type: infiniband, ...}}
     """
     fab = ctx.design.fabrics.compute
     if fab.type == "infiniband":
@@ -139,6 +150,8 @@ def expert_parallel_domain(ctx: Context) -> Iterator[Hit]:
 
     Source: shared/docs/domain.md sections 1 and 4 (EP across an NVL72-class NVLink domain).
     Fix: keep EP within the NVLink domain.
+    Example:
+        inference: {model: deepseek-v3, replica: {gpus: 144, ep: 144}}   # two NVL72 racks
     """
     domain = ctx.resolved.nvlink_domain_gpus
     for path, rep, _ in _pools(ctx):
@@ -154,6 +167,8 @@ def latency_targets(ctx: Context) -> Iterator[Hit]:
     Source: the clusterplan estimator (`clusterplan estimate`), checked against TensorRT-LLM v0.9
     published latencies and throughput (benchmarks/accuracy.py).
     Fix: use more GPUs per replica (higher TP), FP8 weights, a smaller batch per replica, or faster GPUs.
+    Example:
+        inference: {targets: {ttft_ms: 1}}   # no prefill finishes in 1 ms
     """
     targets = ctx.design.inference.targets
     est = ctx.estimate

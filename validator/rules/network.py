@@ -14,6 +14,8 @@ def switch_radix(ctx: Context) -> Iterator[Hit]:
 
     Source: switch hardware manuals in the catalog (port groups and breakouts).
     Fix: add switches to the tier (or remove its explicit count so clusterplan sizes it).
+    Example:
+        tiers: {leaf: {switch: sonic-th5-64x800, count: 1}}   # 256 server links on a 128-port leaf
     """
     for name, fab in ctx.topology.fabrics.items():
         for tier in fab.tiers:
@@ -44,6 +46,8 @@ def link_speed_match(ctx: Context) -> Iterator[Hit]:
 
     Source: IEEE 802.3 / InfiniBand: a link trains to one speed; auto-negotiation down wastes the NIC.
     Fix: set `speed_gbps` to the NIC speed, or pick switches and NICs of the same speed.
+    Example:
+        fabrics: {compute: {speed_gbps: 200}}   # DGX H100 compute NICs run at 400G
     """
     for name, fab in ctx.resolved.fabrics.items():
         if fab.links_per_server and fab.nic_speed_gbps != fab.spec.speed_gbps:
@@ -61,6 +65,8 @@ def oob_reach(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 3 (a separate out-of-band management network); DGX SuperPOD
     RA (SN2201 OOB switches).
     Fix: add `fabrics.oob` with enough 1G leaf ports for every BMC and switch.
+    Example:
+        fabrics: {compute: ...}   # no `oob:` fabric
     """
     if ctx.design.fabrics.oob is None:
         yield Hit("no out-of-band management network (fabrics.oob)", ("fabrics",))
@@ -92,6 +98,8 @@ def optics_reach(ctx: Context) -> Iterator[Hit]:
     MPO SMF <= 500 m, LC SMF <= 2 km); shared/docs/hardware-notes.md section 6.
     Fix: let clusterplan choose the media (`media: auto`), shorten the runs with a tighter layout, or add
     longer-reach optics to the catalog.
+    Example:
+        fabrics: {compute: {media: {servers: dac}}}   # DAC from servers to leaves in another rack
     """
     from validator.bom.cabling import Plan
     from validator.topology.build import device_namer

@@ -16,6 +16,8 @@ def _waiver_check(ctx: Context) -> Iterator[Hit]:
 
     Source: clusterplan waiver policy (an accepted risk must say why, who accepted it, and until when).
     Fix: correct the waiver's rule ID, add a reason, renew its date, or remove it.
+    Example:
+        waivers: [{rule: FAC001, reason: '', owner: dc-ops}]   # a waiver without a reason
     """
     return iter(())
 

@@ -18,6 +18,8 @@ def lossless_fabric(ctx: Context) -> Iterator[Hit]:
     Linux RoCE lossless defaults (PFC on priority 3, ECN on TC3, CNP on TC6).
     Fix: add `fabrics.compute.lossless` with PFC on the RoCE priority, ECN thresholds, pfc_watchdog
     enabled, and NIC settings that match the switch.
+    Example:
+        lossless: {switch: {pfc_watchdog: {enabled: false}, ...}, nic: ...}
     """
     fab = ctx.design.fabrics.compute
     if fab.type != "roce":
@@ -63,6 +65,8 @@ def non_blocking(ctx: Context) -> Iterator[Hit]:
     ("balanced, full-fat tree").
     Fix: give the tier more uplinks (or fewer downlinks), or let clusterplan size the tier by removing
     the explicit counts.
+    Example:
+        tiers: {leaf: {switch: sonic-th5-64x800, downlinks: 96, uplinks: 32}}   # 3:1
     """
     fab = ctx.topology.fabrics.get("compute")
     if fab is None:
@@ -89,18 +93,24 @@ def non_blocking(ctx: Context) -> Iterator[Hit]:
 
 
 def nvlink_placement(ctx: Context) -> Iterator[Hit]:
-    """Tensor parallelism (and expert parallelism when it rides NVLink) must fit in and divide the NVLink
-    domain, so that no TP group spans two domains: TP all-reduces run every layer.
+    """Tensor parallelism (and expert parallelism when it rides NVLink, i.e. TP x EP fits in the domain)
+    must fit in and divide the NVLink domain, so that no TP or expert group spans two domains: TP
+    all-reduces run every layer, the expert all-to-all every MoE layer.
 
     Source: shared/docs/domain.md section 2 (TP talks most and must stay inside the NVLink domain).
     Fix: lower `tp` to a divisor of the NVLink domain size, or use servers with a larger domain.
+    Example:
+        training: {parallelism: {tp: 16}}   # on 8-GPU HGX servers
     """
     t = ctx.design.training
     domain = ctx.resolved.nvlink_domain_gpus
-    tp = t.parallelism.tp
+    tp, ep = t.parallelism.tp, t.parallelism.ep
     if tp > domain or domain % tp:
         yield Hit(f"TP {tp} does not fit in (or divide) the {domain}-GPU NVLink domain: TP groups would span "
                   "domains", ("training", "parallelism", "tp"))
+    elif ep > 1 and tp * ep <= domain and domain % (tp * ep):
+        yield Hit(f"TP {tp} x EP {ep} = {tp * ep} GPUs ride NVLink but do not divide the {domain}-GPU domain: "
+                  "some expert groups would span two domains", ("training", "parallelism", "ep"))
 
 
 def nvlink_in_rack(ctx: Context) -> Iterator[Hit]:
@@ -109,6 +119,8 @@ def nvlink_in_rack(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 2 (NVLink stays on copper inside one rack; 8 GPUs per HGX
     node, 72 per GB200 NVL72 rack).
     Fix: put a whole NVLink domain (e.g. all 18 NVL72 trays) in each rack, or shrink the domain.
+    Example:
+        compute: {server: gb200-nvl72-tray, servers_per_rack: 12}   # 48 of a 72-GPU domain per rack
     """
     r = ctx.resolved
     per_server = r.server.gpus
@@ -126,6 +138,8 @@ def memory_fit(ctx: Context) -> Iterator[Hit]:
     Source: ZeRO (Rajbhandari et al. 2020) 16 bytes per parameter for mixed-precision Adam; activation
     memory from Korthikanti et al. 2022 (shared/docs/estimator-notes.md 2.6).
     Fix: raise TP or PP, use a higher ZeRO stage, or recompute activations.
+    Example:
+        training: {model: llama3-70b, zero_stage: 0, parallelism: {tp: 8, pp: 1}}   # 168 GB per 80 GB GPU
     """
     t = ctx.design.training
     model = ctx.resolved.model
@@ -144,6 +158,8 @@ def parallelism_consistency(ctx: Context) -> Iterator[Hit]:
 
     Source: Megatron-LM argument checks (Narayanan et al. 2021; Korthikanti et al. 2022).
     Fix: change the degrees so the products and divisions come out whole.
+    Example:
+        training: {global_batch: 250, parallelism: {dp: 32}}   # 250 is not a multiple of 32
     """
     t = ctx.design.training
     p = t.parallelism
@@ -175,6 +191,8 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 1 (400 Gb/s per GPU is standard; 25-100 Gb/s is inference
     class); DGX SuperPOD RA (8 x NDR400 per DGX H100).
     Fix: use servers with one 400G compute NIC per GPU.
+    Example:
+        compute: {server: pcie-l40s-8gpu}   # 4 x 200G for 8 GPUs = 100 Gb/s per GPU
     """
     fab = ctx.resolved.fabrics.get("compute")
     gpus = ctx.resolved.server.gpus
@@ -197,6 +215,8 @@ def rail_alignment(ctx: Context) -> Iterator[Hit]:
 
     Source: DGX SuperPOD RA "Compute Fabric" (rail-aligned SUs); Juniper JVD rail-optimized design.
     Fix: cable NIC i to rail i (remove `nic_to_rail` or make it 0, 1, 2, ...).
+    Example:
+        fabrics: {compute: {topology: rail-optimized, nic_to_rail: [0, 1, 2, 3, 4, 5, 7, 6]}}
     """
     for name, fab in ctx.design.fabrics:
         if fab is None or fab.topology != "rail-optimized" or fab.nic_to_rail is None:
@@ -215,6 +235,8 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
     Source: shared/docs/domain.md section 1 (frequent checkpoints: local NVMe + parallel file system);
     ZeRO paper (12 bytes of fp32 optimizer state per parameter).
     Fix: add `storage: {type: parallel-fs, write_gbytes_s: ...}` with enough write bandwidth.
+    Example:
+        storage: {type: parallel-fs, write_gbytes_s: 0.1}   # a 112 GB checkpoint takes 19 minutes
     """
     storage = ctx.design.storage
     t = ctx.design.training
@@ -238,6 +260,8 @@ def spine_resilience(ctx: Context) -> Iterator[Hit]:
 
     Source: DGX SuperPOD RA-11333-001 Table 4 (4 spines at 1 SU, 16 at 4 SU).
     Fix: spread the leaf uplinks over at least 4 spines.
+    Example:
+        tiers: {spine: {switch: sonic-th5-64x800, count: 2}}
     """
     fab = ctx.topology.fabrics.get("compute")
     spine = fab.tier("spine") if fab else None
