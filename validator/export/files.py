@@ -6,19 +6,18 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 
-def write_atomic_lines(path: Path, lines: Iterable[str]) -> None:
-    """Stream text into a temporary file beside `path`, then rename it over `path`."""
+def _atomic(path: Path, fill: Callable[[BinaryIO], object]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            for line in lines:
-                fh.write(line)
+        with os.fdopen(fd, "wb") as fh:
+            fill(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
@@ -30,18 +29,14 @@ def write_atomic_lines(path: Path, lines: Iterable[str]) -> None:
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    _atomic(path, lambda fh: fh.write(payload))
+
+
+def write_atomic_lines(path: Path, lines: Iterable[str]) -> None:
+    """Stream text into a temporary file beside `path`, then rename it over `path`."""
+    def fill(fh: BinaryIO) -> None:
+        for line in lines:
+            fh.write(line.encode("utf-8"))
+
+    _atomic(path, fill)
