@@ -139,3 +139,24 @@ def test_outputs_are_byte_identical(tmp_path):
 def test_every_seed_runs_clean_through_the_fuzz_harness(tmp_path, seed_path):
     outcome = run_one(Path(seed_path).read_bytes(), tmp_path)
     assert outcome.crashed is None and outcome.valid
+
+
+def test_fast_path_accepts_nothing_the_schema_rejects(tmp_path):
+    """read_design skips jsonschema when strict pydantic accepts a document: that must never let a
+    structurally invalid document through."""
+    from validator.design_file import _fast_valid
+    from validator.loader import load_yaml
+    from validator.schema import check_structure
+
+    rng = random.Random(7)
+    accepted = 0
+    for _ in range(400):
+        data = mutant(rng)
+        try:
+            loaded = load_yaml(data.decode("utf-8"), "m.yaml")
+        except Exception:
+            continue
+        if _fast_valid(loaded.data) is not None:
+            accepted += 1
+            assert check_structure(loaded) == [], data.decode("utf-8")[:300]
+    assert accepted > 0

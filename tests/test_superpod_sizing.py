@@ -99,3 +99,19 @@ def test_three_tier_when_one_spine_layer_cannot_reach_every_leaf(tmp_path):
     assert spine.count * spine.down_ports >= leaf.count * leaf.up_ports      # spines take every leaf uplink
     assert core.count * core.down_ports >= spine.count * spine.up_ports      # cores take every spine uplink
     assert spine.down_ports == spine.up_ports                                 # 1:1 at the spine too
+
+
+def test_group_graph_and_nvlink_domains():
+    from tests.helpers import DESIGNS
+
+    topo = load_topology(DESIGNS / "superpod-h100-4su.yaml")
+    g = topo.graph()
+    assert g.nodes["server"]["count"] == 127 and g.nodes["compute/leaf"]["count"] == 32
+    edges = {(a, b): d["count"] for a, b, d in g.edges(data=True) if d["fabric"] == "compute"}
+    assert edges[("server", "compute/leaf")] == 1016 and edges[("compute/leaf", "compute/spine")] == 1024
+    import networkx as nx
+
+    assert nx.has_path(g, "server", "oob/leaf")
+    assert topo.nvlink_domain_of(0) == 0 and topo.nvlink_domain_of(8) == 1 and topo.nvlink_domain_of(1015) == 126
+    nvl = load_topology(DESIGNS / "gb200-nvl72-mixtral.yaml")
+    assert nvl.nvlink_domain_of(71) == 0 and nvl.nvlink_domain_of(72) == 1 and nvl.server_of(72) == 18

@@ -83,6 +83,15 @@ class Topology:
     def switch_count(self) -> int:
         return sum(f.switches for f in self.fabrics.values())
 
+    def nvlink_domain_of(self, gpu: int) -> int:
+        """The NVLink domain of GPU `gpu` (GPUs numbered server by server from 0)."""
+        if not 0 <= gpu < self.gpus:
+            raise IndexError(f"GPU {gpu} of {self.gpus}")
+        return gpu // self.nvlink_domain_gpus
+
+    def server_of(self, gpu: int) -> int:
+        return gpu // self.resolved.server.gpus
+
     def graph(self) -> nx.MultiGraph:
         """Device groups as nodes (with counts), link bundles as edges (with counts and speed)."""
         import networkx as nx
