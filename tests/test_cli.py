@@ -56,6 +56,8 @@ def test_directory_walk_skips_non_designs_and_counts_them(tmp_path):
 
 def test_directory_given_as_design_file_is_an_error():
     code, _, err = cli("describe", "designs")
+    assert code == 2 and "is a directory" in err
+    code, _, err = cli("describe", "designs/nope.yaml")
     assert code == 2 and "no such design file" in err
 
 

@@ -195,6 +195,8 @@ def _topology_or_exit(design: Path) -> Any:
     from validator.findings import from_diagnostic
     from validator.pipeline import Analysis, display_name, load_topology
 
+    if design.is_dir():
+        _fail(f"{design}: is a directory; name one design file (`clusterplan validate` takes directories)")
     if not design.is_file():
         _fail(f"{design}: no such design file")
     try:
