@@ -172,15 +172,11 @@ def outputs(
         stale = refresh(found, _repo_config(found), write=not check)
     except ToolError as exc:
         _fail(str(exc))
-    for path in stale:
-        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {display_name_of(path)}\n")
-    raise typer.Exit(1 if stale else 0)
-
-
-def display_name_of(path: Path) -> str:
     from validator.pipeline import display_name
 
-    return display_name(path)
+    for path in stale:
+        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {display_name(path)}\n")
+    raise typer.Exit(1 if stale else 0)
 
 
 def _source(path: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from validator.catalog import Catalog
 from validator.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
-from validator.errors import DesignError, Diagnostic, Path
+from validator.errors import DesignError, Diagnostic, Path, format_path
 from validator.loader import Loaded
 from validator.model import Design, Fabric, Inference, Training
 from validator.resources import load_data
@@ -96,7 +96,7 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
         entry = catalog.find(kind, entry_id)
         if entry is None:
             line, col = loaded.where(path)
-            problems.append(Diagnostic("REF001", f"unknown {kind} '{entry_id}' at {_fmt(path)}", loaded.file,
+            problems.append(Diagnostic("REF001", f"unknown {kind} '{entry_id}' at {format_path(path)}", loaded.file,
                                        line, col, path, catalog.suggest(kind, entry_id)))
         return entry
 
@@ -141,9 +141,3 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
 
 def _workload_key(design: Design) -> str:
     return "training" if design.training else "inference"
-
-
-def _fmt(path: Path) -> str:
-    from validator.errors import format_path
-
-    return format_path(path)
