@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.published import error, inference_setup, rows, training_setup
-from validator.estimate.constants import constants_for
+from validator.derive.estimate.constants import constants_for
 
 
 def errors(constants, selected):

@@ -116,8 +116,8 @@ def run_one(data: bytes, workdir: Path, name: str = "mutant.yaml") -> Outcome:
     try:
         analysis = analyze(path, name)
         if analysis.topology is not None:   # a valid mutant also goes through estimate and BOM
-            from validator.bom import build_bom
-            from validator.estimate import estimate
+            from validator.derive.bom import build_bom
+            from validator.derive.estimate import estimate
 
             estimate(analysis.topology)
             build_bom(analysis.topology)

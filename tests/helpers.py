@@ -35,7 +35,7 @@ def check_golden(name: str, actual: str) -> None:
 
 def cli(*args: str) -> tuple[int, str, str]:
     """Run `clusterplan ARGS` in-process; returns (exit code, stdout, stderr)."""
-    from validator.cli import app
+    from validator.commands import app
 
     result = CliRunner().invoke(app, list(args), catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
@@ -45,5 +45,5 @@ def cli_subprocess(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subproc
     """Run the real entry point in a child process (exit codes, no traceback, start-up)."""
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("CLUSTERPLAN_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", "from validator.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from validator.commands import main; main()", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from validator.catalog import builtin_catalog
-from validator.catalog.entries import LlmModel
-from validator.estimate.training import TrainingSetup
+from validator.derive.estimate.training import TrainingSetup
+from validator.resolve.catalog import builtin_catalog
+from validator.resolve.catalog.entries import LlmModel
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 CSV = SHARED / "reference" / "published-runs.csv"
@@ -77,7 +77,7 @@ def training_setup(row: Row) -> TrainingSetup:
 
 
 def inference_setup(row: Row):
-    from validator.estimate.inference import InferenceSetup
+    from validator.derive.estimate.inference import InferenceSetup
 
     d = row.data
     gpu = builtin_catalog().gpu(GPU[d["gpu"]])
@@ -103,10 +103,10 @@ def published_value(row: Row) -> tuple[str, float]:
 
 def estimated_value(row: Row, metric: str, constants=None) -> float:
     if row.kind == "training":
-        from validator.estimate.training import estimate_training
+        from validator.derive.estimate.training import estimate_training
 
         return float(getattr(estimate_training(training_setup(row), constants), metric))
-    from validator.estimate.inference import estimate_latency
+    from validator.derive.estimate.inference import estimate_latency
 
     return float(getattr(estimate_latency(inference_setup(row), constants), metric))
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.helpers import DESIGNS, ROOT, check_golden, cli, rel
 from tests.test_superpod_sizing import TABLE4, superpod_design
-from validator.bom import build_bom
-from validator.bom.cabling import Plan
+from validator.derive.bom import build_bom
+from validator.derive.cabling import Plan
 from validator.pipeline import load_topology
 
 EXAMPLES = sorted(DESIGNS.glob("*.yaml"))

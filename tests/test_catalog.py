@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 
 from tests.helpers import ROOT
-from validator.catalog import BUILTIN_FILES, DATA_DIR, builtin_catalog
-from validator.loader import load_yaml, read_text
+from validator.read.loader import load_yaml, read_text
+from validator.resolve.catalog import BUILTIN_FILES, DATA_DIR, builtin_catalog
 
 SCHEMA = json.loads((ROOT / "schemas" / "clusterplan-catalog.schema.json").read_text())
 
@@ -87,7 +87,7 @@ def test_design_catalog_overrides_and_adds(tmp_path):
 
 
 def test_bad_catalog_entry_reports_its_line(tmp_path):
-    from validator.errors import DesignError
+    from validator.base.errors import DesignError
     from validator.pipeline import load_topology
 
     (tmp_path / ".git").mkdir()
@@ -104,7 +104,7 @@ def test_bad_catalog_entry_reports_its_line(tmp_path):
 
 @pytest.mark.parametrize("how", ["dotdot", "symlink"])
 def test_catalog_paths_cannot_escape_the_repository(tmp_path, how):
-    from validator.errors import DesignError
+    from validator.base.errors import DesignError
     from validator.pipeline import load_topology
 
     repo = tmp_path / "repo"

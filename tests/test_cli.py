@@ -83,7 +83,7 @@ def test_schema_check_passes_on_committed_schemas():
 def test_validate_keeps_heavy_imports_out_of_start_up():
     import sys
 
-    code = ("import sys; from validator.cli import main; sys.argv = ['clusterplan', 'validate', 'designs/']\n"
+    code = ("import sys; from validator.commands import main; sys.argv = ['clusterplan', 'validate', 'designs/']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('openpyxl', 'jinja2', 'networkx', 'jsonschema') if m in sys.modules))")
     import subprocess

@@ -1,7 +1,7 @@
 """Generated documentation pages are committed and current."""
 
 from tests.helpers import ROOT
-from validator.docs import design_format_md
+from validator.emit.docs import design_format_md
 
 
 def test_design_format_page_is_current():

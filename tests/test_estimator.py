@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from tests.helpers import DESIGNS, ROOT, check_golden, cli, rel
 from tests.published import error, inference_setup, rows, training_setup
-from validator.catalog import builtin_catalog
-from validator.estimate.inference import estimate_latency
-from validator.estimate.memory import kv_bytes_per_token, kv_capacity
-from validator.estimate.training import estimate_training
-from validator.model import Inference
+from validator.derive.estimate.inference import estimate_latency
+from validator.derive.estimate.memory import kv_bytes_per_token, kv_capacity
+from validator.derive.estimate.training import estimate_training
+from validator.read.model import Inference
+from validator.resolve.catalog import builtin_catalog
 
 ROWS = rows()
 TOLERANCE = {"T-KOR5": 0.08, "T-NAR1": 0.10, "T-NEMO": 0.03, "I-TRT9": 0.25}

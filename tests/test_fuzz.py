@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import SEEDS, mutant, run_one
 from tests.helpers import FIXTURES, cli, cli_subprocess
-from validator.export.files import write_atomic
+from validator.emit.files import write_atomic
 from validator.pipeline import analyze
 
 FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "520"))
@@ -76,7 +76,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
 
 
 def test_oversized_file_is_refused(tmp_path):
-    from validator.limits import limits
+    from validator.base.limits import limits
 
     path = tmp_path / "big.yaml"
     path.write_text("apiVersion: clusterplan/v1\n" + "# padding\n" * (limits().max_file_bytes // 10 + 1))
@@ -85,7 +85,7 @@ def test_oversized_file_is_refused(tmp_path):
 
 
 def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
-    from validator import limits as limits_module
+    from validator.base import limits as limits_module
 
     monkeypatch.setattr(limits_module, "limits", lambda: limits_module.Limits(5_000_000, 200_000, 3, 10_000_000))
     import validator.pipeline as pipeline
@@ -144,9 +144,9 @@ def test_every_seed_runs_clean_through_the_fuzz_harness(tmp_path, seed_path):
 def test_fast_path_accepts_nothing_the_schema_rejects(tmp_path):
     """read_design skips jsonschema when strict pydantic accepts a document: that must never let a
     structurally invalid document through."""
-    from validator.design_file import _fast_valid
-    from validator.loader import load_yaml
-    from validator.schema import check_structure
+    from validator.read.design_file import _fast_valid
+    from validator.read.loader import load_yaml
+    from validator.read.schema import check_structure
 
     rng = random.Random(7)
     accepted = 0

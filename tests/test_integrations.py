@@ -146,8 +146,8 @@ def test_bad_gate_is_a_usage_error(tmp_path, gate):
 
 
 def test_markdown_diff_stays_under_the_comment_limit(tmp_path):
-    from validator.diff import compare
-    from validator.export.diff_report import MARKDOWN_LIMIT, diff_markdown
+    from validator.workflows.diff import compare
+    from validator.workflows.diff_report import MARKDOWN_LIMIT, diff_markdown
 
     base, head = tmp_path / "b.yaml", tmp_path / "h.yaml"
     base.write_text(GOOD)

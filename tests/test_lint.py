@@ -15,3 +15,10 @@ def test_ruff_clean():
 def test_mypy_clean():
     proc = subprocess.run([sys.executable, "-m", "mypy", "validator"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_pipeline_layers_contract():
+    """import-linter's layers contract (pyproject.toml): no stage imports a stage above it."""
+    proc = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
+                           "lint_imports_command()"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

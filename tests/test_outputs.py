@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 
 from tests.helpers import FIXTURES, ROOT, SHARED, check_golden, cli, rel
-from validator.export import ci
-from validator.export.report import report_json
+from validator.emit import ci
+from validator.emit.report import report_json
 from validator.pipeline import analyze
 
 CASES = [FIXTURES / "rules" / "TRN007.yaml", FIXTURES / "rules" / "INF005.yaml",
@@ -86,7 +86,7 @@ def test_bad_output_spec_is_usage_error():
 
 
 def test_text_golden(analyses):
-    from validator.export.text import render_text
+    from validator.emit.text import render_text
 
     sources = {rel(p): p.read_text(encoding="utf-8") for p in CASES}
     failed = [a.file for a in analyses if any(f.severity == "error" for f in a.findings)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import FIXTURES, check_golden, cli_subprocess, rel
-from validator.export.text import render_text
+from validator.emit.text import render_text
 from validator.pipeline import analyze
 
 MALFORMED = sorted((FIXTURES / "malformed").glob("*.yaml"))

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from tests.helpers import DESIGNS, FIXTURES, check_golden, cli, rel
+from validator.emit.render import render_configs
 from validator.pipeline import load_topology
-from validator.render import render_configs
 
 try:
     import libyang  # noqa: F401

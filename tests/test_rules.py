@@ -8,10 +8,10 @@ from datetime import date
 import pytest
 
 from tests.helpers import DESIGNS, FIXTURES, ROOT, cli, rel
-from validator.docs import rules_md
+from validator.check.engine import run_rules
+from validator.check.registry import RULES
+from validator.emit.docs import rules_md
 from validator.pipeline import analyze, load_topology
-from validator.rules.engine import run_rules
-from validator.rules.registry import RULES
 
 # rule -> (severity, line) of its fixture's findings
 PINNED = {
@@ -132,7 +132,7 @@ def test_expert_groups_must_divide_the_nvlink_domain(tmp_path):
 
 
 def test_rules_and_explain_commands():
-    from validator.findings import READ_CODES
+    from validator.base.findings import READ_CODES
 
     code, out, _ = cli("rules")
     assert code == 0 and len(out.splitlines()) == len(RULES) + len(READ_CODES)

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 
 from tests.helpers import DESIGNS, ROOT
-from validator.loader import load_yaml
-from validator.schema import generated_schemas
+from validator.emit.schemas import generated_schemas
+from validator.read.loader import load_yaml
 
 EXAMPLES = sorted(DESIGNS.glob("*.yaml"))
 

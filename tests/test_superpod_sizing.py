@@ -67,7 +67,7 @@ def test_table4_row(tmp_path, row):
 
 
 def test_expanded_links_match_the_counts(tmp_path):
-    from validator.topology.build import iter_links
+    from validator.expand.topology import iter_links
 
     topo = load_topology(superpod_design(tmp_path, 2, 63))
     links = list(iter_links(topo, "compute"))

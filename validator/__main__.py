@@ -1,3 +1,3 @@
-from validator.cli import main
+from validator.commands import main
 
 main()

@@ -7,38 +7,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from validator.catalog import load_catalog
-from validator.design_file import read_design
-from validator.errors import DesignError, Diagnostic, ToolError
-from validator.findings import Finding, from_diagnostic, sort_key
-from validator.limits import limits
-from validator.resolve import Resolved, resolve
-from validator.topology.build import Topology, build_topology
+from validator.base.errors import DesignError, Diagnostic, ToolError
+from validator.base.findings import from_diagnostic, sort_key
+from validator.base.limits import limits
+from validator.base.paths import display_name
+from validator.check.result import Analysis
+from validator.expand.topology import Topology, build_topology
+from validator.read.design_file import read_design
+from validator.resolve.catalog import load_catalog
+from validator.resolve.resolved import resolve
 
 _DESIGN_MARK = re.compile(rb"^apiVersion:\s*[\"']?clusterplan/", re.MULTILINE)
 YAML_SUFFIXES = (".yaml", ".yml")
-
-
-@dataclass
-class Analysis:
-    file: str
-    findings: list[Finding] = field(default_factory=list)
-    topology: Topology | None = None
-
-    @property
-    def resolved(self) -> Resolved | None:
-        return self.topology.resolved if self.topology else None
-
-
-def display_name(path: Path) -> str:
-    """Paths in messages are relative to the working directory when they can be."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
 
 
 def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Path], int]:
@@ -118,6 +100,6 @@ def analyze(path: Path, display: str | None = None, severity: dict[str, str] | N
         topology = load_topology(path, display)
     except DesignError as exc:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
-    from validator.rules.engine import run_rules
+    from validator.check.engine import run_rules
 
     return Analysis(display, run_rules(topology, severity_overrides=severity), topology)

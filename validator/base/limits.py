@@ -1,0 +1,22 @@
+"""Input limits that keep a hostile or broken file from hanging or exhausting the tool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from validator.base.resources import load_data
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int
+    max_yaml_nodes: int
+    max_files: int
+    max_count: int
+
+
+@cache
+def limits() -> Limits:
+    raw = load_data("limits.yaml")["limits"]
+    return Limits(**{k: int(v["value"]) for k, v in raw.items()})

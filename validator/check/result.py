@@ -1,0 +1,20 @@
+"""The verdict on one design: its findings, and (when it could be read) the expanded topology."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from validator.base.findings import Finding
+from validator.expand.topology import Topology
+from validator.resolve.resolved import Resolved
+
+
+@dataclass
+class Analysis:
+    file: str
+    findings: list[Finding] = field(default_factory=list)
+    topology: Topology | None = None
+
+    @property
+    def resolved(self) -> Resolved | None:
+        return self.topology.resolved if self.topology else None

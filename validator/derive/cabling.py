@@ -1,0 +1,195 @@
+"""The cabling plan: one row per link, A end to Z end, with racks, media, parts and length class.
+
+Two views of the same links. `runs()` streams every link with names, for the cabling plan. `tally`
+counts cables and transceivers in one pass over name-free tuples, choosing media once per pair of
+racks, for the BOM and the optics rule: a 100k-GPU design never holds its links as objects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from validator.derive.media import Media, MediaChooser
+from validator.derive.placement import Layout, Place
+from validator.expand.topology import Link, Topology, iter_links, link_tuples
+
+CABLING_COLUMNS = ("fabric", "a_device", "a_port", "a_rack", "a_ru", "z_device", "z_port", "z_rack", "z_ru",
+                   "speed_gbps", "media", "a_transceiver", "z_transceiver", "cable", "length_m")
+SWITCH_ROLES = ("leaf", "spine", "core")
+
+
+@dataclass(frozen=True)
+class Run:
+    link: Link
+    a: Place
+    z: Place
+    media: Media
+    run_m: float
+
+
+@dataclass
+class Tally:
+    """Counts over every link, in one pass: what the BOM and the optics rule need."""
+
+    cables: Counter[tuple[str, str, float]] = field(default_factory=Counter)        # (fabric, cable, length)
+    node_xcvr: Counter[tuple[str, str, str]] = field(default_factory=Counter)       # (fabric, part, role)
+    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = field(default_factory=dict)  # -> switch index
+    # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
+    problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
+
+
+class _Constant(list[int]):
+    """A list-like that answers the same rack for every index (appliances sit in one place)."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__()
+        self.value = value
+
+    def __getitem__(self, index: object) -> int:  # type: ignore[override]
+        return self.value
+
+
+class Plan:
+    """The layout and media choices of one topology, shared by the BOM, the cabling plan and the rules."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.layout = Layout(topology)
+        self.chooser = MediaChooser(topology.resolved.catalog)
+        server = topology.resolved.server
+        catalog = topology.resolved.catalog
+        self._node_twin: dict[str, bool] = {name: (links.ports_per_cage > 1) for name, links in server.links.items()}
+        self._node_form: dict[str, str] = {name: catalog.nic(links.nic).form_factor
+                                           for name, links in server.links.items() if catalog.find("nic", links.nic)}
+
+    @cached_property
+    def _server_racks(self) -> list[int]:
+        return [self.layout.server(s).rack for s in range(self.topology.servers)]
+
+    def place(self, fabric: str, role: str, index: int) -> Place:
+        if role == "server":
+            return self.layout.server(index)
+        if role in SWITCH_ROLES:
+            return self.layout.switch(fabric, role, index)
+        if "/" in role:  # a switch management port: the switch's own place
+            other, tier = role.split("/")
+            return self.layout.switch(other, tier, index)
+        return Place(self.layout.central_start, 1)   # storage nodes, UFM and other appliances
+
+    def _rack(self, fabric: str, role: str, index: int) -> int:
+        if role == "server":
+            return self._server_racks[index]
+        return self.place(fabric, role, index).rack
+
+    def media(self, fabric: str, a_role: str, a_rack: int, z_rack: int, speed: float) -> tuple[Media, float]:
+        """The media of a link and its run length."""
+        spec = getattr(self.topology.resolved.design.fabrics, fabric)
+        switch_end = a_role in SWITCH_ROLES
+        forced = (spec.media.switches if switch_end else spec.media.servers) if spec.media else None
+        node = a_role == "server"
+        length = self.layout.distance_m(a_rack, z_rack)
+        chosen = self.chooser.choose(speed, length, a_rack == z_rack, node,
+                                     self._node_twin.get(fabric, False) if node else False,
+                                     self._node_form.get(fabric) if node else None, forced)
+        return chosen, length
+
+    @cached_property
+    def tally(self) -> Tally:
+        """Cables, transceivers and reach problems over every link (media cached per pair of racks).
+
+        The loop is the hot path of a 100k-GPU design: per link it does one media lookup and two or
+        three counter increments; everything else is worked out once per media key.
+        """
+        out = Tally()
+        switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+        for fabric in self.topology.fabrics:
+            racks: dict[str, list[int]] = {"server": self._server_racks}
+            # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
+            actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float], Any, Any]] = {}
+            cables = out.cables
+            node_xcvr = out.node_xcvr
+            for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(self.topology, fabric):
+                try:
+                    a_rack = racks[a_role][a_idx]
+                except KeyError:
+                    racks[a_role] = self._racks_of(fabric, a_role)
+                    a_rack = racks[a_role][a_idx]
+                try:
+                    z_rack = racks[z_role][z_idx]
+                except KeyError:
+                    racks[z_role] = self._racks_of(fabric, z_role)
+                    z_rack = racks[z_role][z_idx]
+                key = (a_role, a_rack, z_rack, speed)
+                act = actions.get(key)
+                if act is None:
+                    act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
+                                                      a_rack, z_rack, speed)
+                cable_key, a_end, z_end = act
+                cables[cable_key] += 1
+                if a_end is not None:
+                    if isinstance(a_end, tuple):
+                        node_xcvr[a_end] += 1
+                    else:
+                        a_end[a_idx] += 1
+                if z_end is not None:
+                    z_end[z_idx] += 1
+        out.switch_xcvr = dict(switch_xcvr)
+        return out
+
+    def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
+                a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float
+                ) -> tuple[tuple[str, str, float], Any, Any]:
+        m, length = self.media(fabric, a_role, a_rack, z_rack, speed)
+        self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, m, length)
+        cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)
+        a_end: Any = None
+        if m.a_transceiver is not None:
+            if a_role in SWITCH_ROLES:
+                a_end = switch_xcvr[(fabric, m.a_transceiver.id, a_role)]
+            else:
+                a_end = (fabric, m.a_transceiver.id, a_role.split("/")[1] if "/" in a_role else a_role)
+        z_end = switch_xcvr[(fabric, m.z_transceiver.id, z_role)] if m.z_transceiver is not None else None
+        return cable_key, a_end, z_end
+
+    def _check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
+               z_rack: int, m: Media, length: float) -> None:
+        if m.kind == "unresolved":
+            kind = "none"
+        elif m.copper and m.kind != "cat6" and a_rack != z_rack:
+            kind = "copper"
+        elif m.reach_m < length:
+            kind = "reach"
+        else:
+            return
+        end = "switches" if a_role in ("leaf", "spine") else "servers"
+        out.problems.setdefault((fabric, end, kind), (a_role, a_idx, z_role, z_idx, m, length))
+
+    def _racks_of(self, fabric: str, role: str) -> list[int]:
+        if role in SWITCH_ROLES:
+            return [p.rack for p in self.layout._switch_places[(fabric, role)]]
+        if "/" in role:
+            other, tier = role.split("/")
+            return [p.rack for p in self.layout._switch_places[(other, tier)]]
+        return _Constant(self.layout.central_start)   # storage nodes, UFM and other appliances
+
+    def runs(self, fabric: str) -> Iterator[Run]:
+        for link in iter_links(self.topology, fabric):
+            a = self.place(fabric, link.a_role, link.a_index)
+            z = self.place(fabric, link.z_role, link.z_index)
+            media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps)
+            yield Run(link, a, z, media, length)
+
+    def all_runs(self) -> Iterator[Run]:
+        for fabric in self.topology.fabrics:
+            yield from self.runs(fabric)
+
+    def row(self, run: Run) -> tuple[object, ...]:
+        link, m = run.link, run.media
+        return (link.fabric, link.a_device, link.a_port, self.layout.rack_name(run.a.rack), run.a.ru,
+                link.z_device, link.z_port, self.layout.rack_name(run.z.rack), run.z.ru, link.speed_gbps, m.kind,
+                m.a_transceiver.id if m.a_transceiver else "", m.z_transceiver.id if m.z_transceiver else "",
+                m.cable.id if m.cable else "UNRESOLVED", m.length_m)

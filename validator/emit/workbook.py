@@ -1,0 +1,83 @@
+"""Everything the workbook's Summary sheet states, and the timestamp it carries."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from validator import __version__
+from validator.base.findings import Finding
+from validator.derive.bom import Bom
+from validator.expand.topology import Topology
+from validator.resolve.catalog import CATALOG_VERSION
+
+FIXED_EPOCH = datetime(1980, 1, 1, tzinfo=UTC)   # the earliest date a zip entry can carry
+
+
+def design_timestamp(path: Path, given: str | None = None) -> datetime:
+    """--timestamp, else SOURCE_DATE_EPOCH, else the design's last git commit, else a fixed date."""
+    if given:
+        stamp = datetime.fromisoformat(given)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%ct", "--", path.name], cwd=path.parent,
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip().isdigit():
+            return datetime.fromtimestamp(int(out.stdout.strip()), tz=UTC)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return FIXED_EPOCH
+
+
+def design_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: list[Finding], path: Path,
+            timestamp: datetime) -> dict[str, Any]:
+    r = topology.resolved
+    if estimate.get("kind") == "training":
+        headline = (f"MFU {100 * estimate['mfu']:.1f}%, {estimate['tokens_per_s']:,.0f} tokens/s, step "
+                    f"{estimate['step_time_s']:.3g} s")
+    else:
+        headline = (f"TTFT {estimate['ttft_ms']:,.0f} ms, TPOT {estimate['tpot_ms']:.1f} ms, max "
+                    f"{estimate['max_concurrency_per_replica']} concurrent requests per replica")
+    active = [f for f in findings if not f.waived]
+    p = bom.power
+    return {
+        "design": r.design.metadata.name, "file": r.file, "kind": r.design.kind,
+        "GPUs": f"{topology.gpus:,} x {r.gpu.id}", "servers": f"{topology.servers:,} x {r.server.id}",
+        "racks": f"{p['gpu_racks']} GPU + {p['network_racks']} network",
+        "IT power (kW)": p["it_kw"], "facility power (kW)": p["facility_kw"],
+        "energy cost per year (USD)": p["energy_cost_per_year_usd"],
+        "unpriced BOM lines": bom.totals["unpriced_lines"],
+        "estimate": headline,
+        "findings": f"{sum(f.severity == 'error' for f in active)} errors, "
+                    f"{sum(f.severity == 'warning' for f in active)} warnings, "
+                    f"{sum(f.severity == 'info' for f in active)} info, {len(findings) - len(active)} waived",
+        "tool": f"clusterplan {__version__}", "catalog": CATALOG_VERSION,
+        "design sha256": design_hash(path), "generated": timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def build_workbook(path: Path, topology: Topology, timestamp: str | None = None) -> bytes:
+    """The whole workbook of a design (the xlsx format of `bom` and `cabling`)."""
+    from validator.check.engine import run_rules
+    from validator.derive.bom import build_bom
+    from validator.derive.cabling import Plan
+    from validator.derive.estimate import estimate
+    from validator.emit.xlsx import workbook_bytes
+
+    plan = Plan(topology)
+    bom = build_bom(topology, plan)
+    findings = run_rules(topology)
+    stamp = design_timestamp(path, timestamp)
+    return workbook_bytes(bom, plan, findings, summary(topology, bom, estimate(topology), findings, path, stamp),
+                          stamp)

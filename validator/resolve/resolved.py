@@ -1,0 +1,143 @@
+"""Stage 4: resolve every catalog reference of a design and fill in documented defaults.
+
+The result holds catalog entries, not ids, so later stages never look anything up again.
+Unresolved references are reported all at once, with line numbers and did-you-mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from validator.base.errors import DesignError, Diagnostic, Path, format_path
+from validator.base.resources import load_data
+from validator.read.loader import Loaded
+from validator.read.model import Design, Fabric, Inference, Training
+from validator.resolve.catalog import Catalog
+from validator.resolve.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
+
+FABRIC_ROLES = ("compute", "storage", "inband", "oob")
+TIER_ROLES = ("leaf", "spine", "core")
+
+
+@dataclass(frozen=True)
+class ResolvedTier:
+    role: str
+    switch: Switch
+    path: Path
+
+
+@dataclass(frozen=True)
+class ResolvedFabric:
+    name: str
+    spec: Fabric
+    tiers: tuple[ResolvedTier, ...]
+    nic: Nic | None          # the server adapter on this fabric (None: the server has no such link)
+    links_per_server: int    # cables from one server to this fabric
+    nic_speed_gbps: float
+
+
+@dataclass(frozen=True)
+class Resolved:
+    design: Design
+    loaded: Loaded
+    catalog: Catalog
+    server: Server
+    gpu: Gpu
+    rack: Facility
+    model: LlmModel
+    fabrics: dict[str, ResolvedFabric]
+    defaults: dict[str, float]
+    layout: dict[str, float]
+
+    @property
+    def file(self) -> str:
+        return self.loaded.file
+
+    @property
+    def training(self) -> Training:
+        assert self.design.training is not None, "a TrainingCluster always has a training section"
+        return self.design.training
+
+    @property
+    def inference(self) -> Inference:
+        assert self.design.inference is not None, "an InferenceFleet always has an inference section"
+        return self.design.inference
+
+    @property
+    def nvlink_domain_gpus(self) -> int:
+        return self.design.compute.nvlink_domain_gpus or self.server.nvlink_domain_gpus
+
+    @property
+    def gpus(self) -> int:
+        return self.design.compute.count * self.server.gpus
+
+    @property
+    def pue(self) -> float:
+        return self.design.site.pue or self.defaults["pue"]
+
+    @property
+    def electricity_usd_per_kwh(self) -> float:
+        v = self.design.site.electricity_usd_per_kwh
+        return self.defaults["electricity_usd_per_kwh"] if v is None else v
+
+    def where(self, path: Path) -> tuple[int, int]:
+        return self.loaded.where(path)
+
+
+def _values(table: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v["value"]) for k, v in table.items()}
+
+
+def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
+    problems: list[Diagnostic] = []
+
+    def ref(kind: str, entry_id: str, path: Path) -> Any:
+        entry = catalog.find(kind, entry_id)
+        if entry is None:
+            line, col = loaded.where(path)
+            problems.append(Diagnostic("REF001", f"unknown {kind} '{entry_id}' at {format_path(path)}", loaded.file,
+                                       line, col, path, catalog.suggest(kind, entry_id)))
+        return entry
+
+    server = ref("server", design.compute.server, ("compute", "server"))
+    rack = ref("facility", design.site.rack.model, ("site", "rack", "model"))
+    for key in ("rear_door", "cdu", "pdu"):
+        value = getattr(design.site.rack, key)
+        if value is not None:
+            ref("facility", value, ("site", "rack", key))
+    workload = design.training or design.inference
+    model = ref("model", workload.model, (_workload_key(design), "model")) if workload else None
+    gpu = catalog.find("gpu", server.gpu) if server else None
+    if server and gpu is None:
+        problems.append(Diagnostic("REF001", f"server '{server.id}' names unknown gpu '{server.gpu}'",
+                                   loaded.file, *loaded.where(("compute", "server")), ("compute", "server"),
+                                   "fix the server entry in your catalog file"))
+    fabrics: dict[str, ResolvedFabric] = {}
+    for name in FABRIC_ROLES:
+        spec = getattr(design.fabrics, name)
+        if spec is None:
+            continue
+        tiers = []
+        for role in TIER_ROLES:
+            tier = getattr(spec.tiers, role)
+            if tier is None:
+                continue
+            path = ("fabrics", name, "tiers", role, "switch")
+            switch = ref("switch", tier.switch, path)
+            if switch is not None:
+                tiers.append(ResolvedTier(role, switch, path[:-1]))
+        links = server.links.get(name) if server else None
+        nic = catalog.find("nic", links.nic) if links else None
+        fabrics[name] = ResolvedFabric(name, spec, tuple(tiers), nic, links.count if links else 0,
+                                       links.speed_gbps if links else 0.0)
+    if problems:
+        raise DesignError(problems)
+    data = load_data("defaults.yaml")
+    assert gpu is not None and model is not None  # cross_checks guarantee a workload section
+    return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
+                    _values(data["defaults"]), _values(data["layout"]))
+
+
+def _workload_key(design: Design) -> str:
+    return "training" if design.training else "inference"

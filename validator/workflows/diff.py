@@ -1,0 +1,224 @@
+"""`clusterplan diff`: what a change to a design does to its hardware, power, cost and performance.
+
+Each side is analysed in full (validate, estimate, BOM); the diff compares a flat set of metrics and
+the findings (new / fixed, by fingerprint). Gates (`--fail-if 'capex > +10%'`) turn a metric change
+into a failing exit code.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from validator.base.errors import ToolError
+from validator.base.paths import display_name
+from validator.check.result import Analysis
+from validator.pipeline import analyze
+
+# metric -> (label, unit, kind): kind "count" (absolute and %), "ratio" (points), "value" (absolute and %)
+METRICS: dict[str, tuple[str, str, str]] = {
+    "gpus": ("GPUs", "", "count"), "servers": ("servers", "", "count"), "switches": ("switches", "", "count"),
+    "transceivers": ("transceivers", "", "count"), "cables": ("cables", "", "count"),
+    "it_kw": ("IT power", "kW", "value"), "facility_kw": ("facility power", "kW", "value"),
+    "capex": ("capex (priced lines)", "USD", "value"), "unpriced_lines": ("unpriced BOM lines", "", "count"),
+    "mfu": ("MFU", "", "ratio"), "tokens_per_s": ("tokens/s", "", "value"), "step_time_s": ("step time", "s", "value"),
+    "time_to_train_days": ("time to train", "days", "value"), "ttft_ms": ("TTFT", "ms", "value"),
+    "tpot_ms": ("TPOT", "ms", "value"), "max_concurrency": ("max concurrency per replica", "", "count"),
+    "errors": ("errors", "", "count"), "warnings": ("warnings", "", "count"),
+}
+
+
+@dataclass
+class Side:
+    analysis: Analysis
+    metrics: dict[str, float | None]
+
+
+@dataclass
+class DesignDiff:
+    file: str
+    base: Side | None
+    head: Side | None
+    new_findings: list[Any] = field(default_factory=list)
+    fixed_findings: list[Any] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.base is None:
+            return "added"
+        if self.head is None:
+            return "removed"
+        changed = any(self.delta(m)[0] not in (None, 0) for m in METRICS) or self.new_findings or self.fixed_findings
+        return "changed" if changed else "unchanged"
+
+    def value(self, side: Side | None, metric: str) -> float | None:
+        return side.metrics.get(metric) if side else None
+
+    def delta(self, metric: str) -> tuple[float | None, float | None]:
+        """(absolute change, relative change) of a metric; None when a side lacks it."""
+        a, b = self.value(self.base, metric), self.value(self.head, metric)
+        if a is None or b is None:
+            return None, None
+        return b - a, ((b - a) / abs(a) if a else None)
+
+
+def metrics_of(analysis: Analysis) -> dict[str, float | None]:
+    from validator.derive.bom import build_bom
+    from validator.derive.estimate import estimate
+
+    out: dict[str, float | None] = {
+        "errors": sum(f.severity == "error" and not f.waived for f in analysis.findings),
+        "warnings": sum(f.severity == "warning" and not f.waived for f in analysis.findings),
+    }
+    topo = analysis.topology
+    if topo is None:
+        return out
+    bom = build_bom(topo)
+    qty = bom.totals["qty_by_category"]
+    est = estimate(topo)
+    out.update({
+        "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
+        "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
+        "it_kw": bom.power["it_kw"], "facility_kw": bom.power["facility_kw"], "capex": bom.totals["capex_usd"],
+        "unpriced_lines": bom.totals["unpriced_lines"],
+    })
+    for fabric, fab in topo.fabrics.items():
+        for tier in fab.tiers:
+            out[f"switches.{fabric}.{tier.role}"] = tier.count
+    if est["kind"] == "training":
+        out.update({k: est[k] for k in ("mfu", "tokens_per_s", "step_time_s", "time_to_train_days")})
+    else:
+        out.update({"ttft_ms": est["ttft_ms"], "tpot_ms": est["tpot_ms"],
+                    "max_concurrency": est["max_concurrency_per_replica"]})
+    return out
+
+
+def side(path: Path | None, display: str) -> Side | None:
+    if path is None:
+        return None
+    analysis = analyze(path, display)
+    return Side(analysis, metrics_of(analysis))
+
+
+def compare(base: Path | None, head: Path | None, display: str) -> DesignDiff:
+    b, h = side(base, display), side(head, display)
+    result = DesignDiff(display, b, h)
+    before = {f.fingerprint: f for f in (b.analysis.findings if b else []) if not f.waived}
+    after = {f.fingerprint: f for f in (h.analysis.findings if h else []) if not f.waived}
+    result.new_findings = [after[k] for k in sorted(set(after) - set(before))]
+    result.fixed_findings = [before[k] for k in sorted(set(before) - set(after))]
+    return result
+
+
+# ---------------------------------------------------------------- git
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ToolError(f"git {' '.join(args)}: {exc}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}")
+    return proc.stdout
+
+
+def git_diffs(ref: str, paths: list[Path]) -> list[DesignDiff]:
+    """Every design under `paths` that differs from `ref`, each side analysed from its own tree."""
+    from validator.pipeline import looks_like_design
+
+    cwd = Path.cwd()
+    root = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
+    _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root)
+    specs = [str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p) for p in paths]
+    names = _git(["diff", "--name-only", "--no-renames", ref, "--", *(specs or ["."])], root).splitlines()
+    changed = sorted(n for n in names if n.endswith((".yaml", ".yml")))
+    tmp = Path(tempfile.mkdtemp(prefix="clusterplan-base-"))
+    try:
+        (tmp / ".git").mkdir()     # marks the repository root for catalog path checks
+        out = []
+        for name in changed:
+            head = root / name
+            head_path = head if head.is_file() and looks_like_design(head) else None
+            base_path = _checkout(ref, name, root, tmp)
+            if base_path is not None and not looks_like_design(base_path):
+                base_path = None
+            if head_path is None and base_path is None:
+                continue
+            out.append(compare(base_path, head_path, display_name(root / name)))
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _checkout(ref: str, name: str, root: Path, tmp: Path) -> Path | None:
+    """The file at `ref` (and the catalog files it names) under `tmp`, or None if it did not exist."""
+    try:
+        text = _git(["show", f"{ref}:{name}"], root)
+    except ToolError:
+        return None
+    target = tmp / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    try:
+        from validator.read.loader import load_yaml
+
+        data = load_yaml(text, name).data
+    except Exception:  # an unreadable base design is analysed (and reported) as it is
+        data = None
+    catalogs = data.get("catalogs", []) if isinstance(data, dict) else []
+    for item in catalogs if isinstance(catalogs, list) else []:
+        catalog = (Path(name).parent / str(item)).as_posix()
+        try:
+            body = _git(["show", f"{ref}:{catalog}"], root)
+        except ToolError:
+            continue
+        dest = tmp / catalog
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(body, encoding="utf-8")
+    return target
+
+
+# ---------------------------------------------------------------- gates
+
+_GATE = re.compile(r"^\s*(?P<metric>[a-z_.]+)\s*(?P<op><=|>=|<|>)\s*(?P<sign>[+-]?)(?P<num>[0-9.]+)\s*"
+                   r"(?P<unit>%|pt)?\s*$")
+
+
+@dataclass(frozen=True)
+class Gate:
+    text: str
+    metric: str
+    op: str
+    threshold: float
+    unit: str       # "%", "pt" or "" (absolute)
+
+    def trips(self, d: DesignDiff) -> str | None:
+        absolute, relative = d.delta(self.metric)
+        if absolute is None:
+            return None
+        if self.unit == "%":
+            if relative is None:
+                return None
+            change, shown = relative * 100, f"{relative * 100:+.1f}%"
+        elif self.unit == "pt":
+            change, shown = absolute * 100, f"{absolute * 100:+.1f}pt"
+        else:
+            change, shown = absolute, f"{absolute:+g}"
+        hit = {">": change > self.threshold, ">=": change >= self.threshold, "<": change < self.threshold,
+               "<=": change <= self.threshold}[self.op]
+        return f"{d.file}: {self.metric} changed {shown} ({self.text})" if hit else None
+
+
+def parse_gate(text: str) -> Gate:
+    m = _GATE.match(text)
+    if not m or (m["metric"] not in METRICS and not m["metric"].startswith("switches.")):
+        raise ToolError(f"--fail-if {text!r}: expected METRIC OP CHANGE, e.g. 'capex > +10%' or 'mfu < -2pt'; "
+                        f"metrics: {', '.join(METRICS)}")
+    value = float(m["num"]) * (-1 if m["sign"] == "-" else 1)
+    return Gate(text.strip(), m["metric"], m["op"], value, m["unit"] or "")

@@ -1,0 +1,120 @@
+"""`clusterplan diff` output: text, Markdown for a PR comment (kept under GitHub's comment size), JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from validator.workflows.diff import METRICS, DesignDiff
+
+MARKDOWN_LIMIT = 60_000
+HEADLINE = ("gpus", "switches", "it_kw", "capex", "mfu", "tokens_per_s", "ttft_ms", "tpot_ms", "max_concurrency")
+
+
+def _fmt(metric: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    kind = METRICS.get(metric, ("", "", "count"))[2]
+    if kind == "ratio":
+        return f"{value * 100:.1f}%"
+    if metric == "capex":
+        return f"${value:,.0f}"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def _change(d: DesignDiff, metric: str) -> str:
+    absolute, relative = d.delta(metric)
+    if absolute is None:
+        return ""
+    if absolute == 0:
+        return "="
+    kind = METRICS.get(metric, ("", "", "count"))[2]
+    if kind == "ratio":
+        return f"{absolute * 100:+.1f}pt"
+    rel = f" ({relative * 100:+.1f}%)" if relative is not None else ""
+    sign = "+" if absolute > 0 else "-"
+    return f"{sign}{_fmt(metric, abs(absolute))}{rel}"
+
+
+def _label(metric: str) -> str:
+    label, unit, _ = METRICS.get(metric, (metric, "", ""))
+    return f"{label} ({unit})" if unit and unit != "USD" else label
+
+
+def _metrics(d: DesignDiff) -> list[str]:
+    keys = set(d.base.metrics if d.base else {}) | set(d.head.metrics if d.head else {})
+    ordered = [m for m in METRICS if m in keys] + sorted(k for k in keys if k not in METRICS)
+    return ordered
+
+
+def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
+    out: list[dict[str, Any]] = []
+    for d in diffs:
+        out.append({
+            "file": d.file, "status": d.status,
+            "metrics": {m: {"base": d.value(d.base, m), "head": d.value(d.head, m), "change": d.delta(m)[0],
+                            "relative": d.delta(m)[1]} for m in _metrics(d)},
+            "new_findings": [{"rule": f.rule, "message": f.message, "line": f.line} for f in d.new_findings],
+            "fixed_findings": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
+        })
+    return json.dumps({"version": 1, "designs": out, "gates_tripped": list(tripped)}, indent=2, sort_keys=True) + "\n"
+
+
+def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
+    lines = []
+    unchanged = [d for d in diffs if d.status == "unchanged"]
+    for d in diffs:
+        if d.status == "unchanged":
+            continue
+        lines.append(f"{d.file} ({d.status})")
+        for m in _metrics(d):
+            change = _change(d, m)
+            if (change and change != "=") or d.status != "changed":
+                before, after = _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m))
+                lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}")
+        for f in d.new_findings:
+            lines.append(f"  + {f.severity} {f.rule} line {f.line}: {f.message}")
+        for f in d.fixed_findings:
+            lines.append(f"  - fixed {f.rule}: {f.message}")
+    if unchanged:
+        lines.append(f"{len(unchanged)} design(s) unchanged")
+    lines += [f"gate tripped: {t}" for t in tripped]
+    return "\n".join(lines or ["no design changed"]) + "\n"
+
+
+def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
+    changed = [d for d in diffs if d.status != "unchanged"]
+    unchanged = len(diffs) - len(changed)
+    out = ["## clusterplan: design changes", ""]
+    if tripped:
+        out += ["**Gates tripped:**", *[f"- {t}" for t in tripped], ""]
+    if not changed:
+        out.append(f"No design changed ({unchanged} unchanged).")
+        return "\n".join(out) + "\n"
+    cols = [m for m in HEADLINE if any(d.value(d.head, m) is not None or d.value(d.base, m) is not None
+                                       for d in changed)]
+    out.append("| design | status | " + " | ".join(_label(m) for m in cols) + " | findings |")
+    out.append("|---|---|" + "---|" * len(cols) + "---|")
+    for d in changed:
+        cells = [(_change(d, m) or _fmt(m, d.value(d.head, m))) if d.status == "changed" else
+                 _fmt(m, d.value(d.head or d.base, m)) for m in cols]
+        findings = f"+{len(d.new_findings)} / -{len(d.fixed_findings)}"
+        out.append(f"| `{d.file}` | {d.status} | " + " | ".join(cells) + f" | {findings} |")
+    if unchanged:
+        out += ["", f"{unchanged} design(s) unchanged."]
+    details: list[str] = []
+    for d in changed:
+        rows = ["| metric | base | head | change |", "|---|---|---|---|"]
+        rows += [f"| {_label(m)} | {_fmt(m, d.value(d.base, m))} | "
+                 f"{_fmt(m, d.value(d.head, m))} | {_change(d, m)} |" for m in _metrics(d)]
+        rows += [f"- new {f.severity} `{f.rule}` (line {f.line}): {f.message}" for f in d.new_findings]
+        rows += [f"- fixed `{f.rule}`: {f.message}" for f in d.fixed_findings]
+        details += ["", f"<details><summary>{d.file}</summary>", "", *rows, "", "</details>"]
+    text = "\n".join(out + details) + "\n"
+    if len(text) > MARKDOWN_LIMIT:
+        note = "\n\n_Details truncated to stay under the comment size limit; run `clusterplan diff` locally._\n"
+        text = "\n".join(out) + note
+    return text
