@@ -9,8 +9,10 @@ import json
 import jsonschema
 import pytest
 
+from tests.builders import topology_of
 from tests.helpers import DESIGNS, ROOT, check_golden, cli, rel
-from tests.test_superpod_sizing import TABLE4, superpod_design
+from tests.test_fabric_sizing import ROWS, _design
+from validator.derive import Derived
 from validator.derive.bom import build_bom
 from validator.derive.cabling import Plan
 from validator.pipeline import load_topology
@@ -39,21 +41,16 @@ def test_bom_formats_golden(fmt):
     check_golden(f"bom/superpod-h100-4su.{fmt}", out)
 
 
-def _rows():
-    with open(TABLE4, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-@pytest.mark.parametrize("row", _rows(), ids=lambda r: f"{r['SUs']}SU")
-def test_superpod_bom_counts(tmp_path, row):
-    topo = load_topology(superpod_design(tmp_path, int(row["SUs"]), int(row["nodes"])))
+@pytest.mark.parametrize("row", [r for r in ROWS if r["family"] == "h100-table4"], ids=lambda r: f"{r['su']}SU")
+def test_superpod_bom_counts(row):
+    """The BOM of each DGX H100 SuperPOD Table 4 row has its switches and cables (RA-11333-001 Table 4)."""
+    topo = topology_of(_design(row))
     bom = build_bom(topo)
     compute = [i for i in bom.items if i.fabric == "compute"]
     switches = {i.installed_in: i.qty - i.spares for i in compute if i.category == "switch"}
     assert switches == {"leaf": int(row["leaf"]), "spine": int(row["spine"])}
     cables = sum(i.qty - i.spares for i in compute if i.category == "cable")
-    expected = dict(item.split("=") for item in row["cables"].split(";"))
-    assert cables == int(expected["compute_and_UFM"]) + int(expected["spine_leaf"])
+    assert cables == int(row["node_leaf"]) + int(row["leaf_spine"])
     # a twin-port module serves two leaf ports: modules = sum over leaves of ceil(ports used / 2)
     from collections import Counter
 
@@ -67,7 +64,7 @@ def test_cabling_plan_one_row_per_link_no_duplicates():
     topo = load_topology(DESIGNS / "superpod-h100-4su.yaml")
     plan = Plan(topo)
     rows = [plan.row(r) for r in plan.all_runs()]
-    assert len(rows) == sum(f.links for f in topo.fabrics.values())
+    assert len(rows) == plan.tally.links
     ends = set()
     for row in rows:
         a, z = (row[0], row[1], row[2]), (row[0], row[5], row[6])
@@ -112,8 +109,8 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     total = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "total")
     assert total[9].value.startswith("=SUM(J2:J")
     cabling = wb["Cabling"]
-    assert cabling.max_row == 1 + sum(f.links for f in load_topology(DESIGNS / "superpod-h100-4su.yaml")
-                                      .fabrics.values())
+    derived = Derived(load_topology(DESIGNS / "superpod-h100-4su.yaml"))
+    assert cabling.max_row == 1 + sum(s.links for s in derived.summaries.values())
     summary = {r[0].value: r[1].value for r in wb["Summary"].iter_rows(min_row=2)}
     assert summary["design"] == "superpod-h100-4su" and summary["generated"] == "2026-12-01T00:00:00Z"
     assert summary["catalog"] and len(summary["design sha256"]) == 64

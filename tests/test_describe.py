@@ -29,15 +29,18 @@ def test_describe_counts_superpod():
     tiers = {t["role"]: (t["switch"], t["count"]) for t in data["fabrics"]["compute"]["tiers"]}
     assert tiers == {"leaf": ("qm9700", 32), "spine": ("qm9700", 16)}
     assert data["fabrics"]["compute"]["links"] == 1020 + 1024
-    assert data["nvlink_domains"] == {"count": 127, "gpus_per_domain": 8}
+    assert data["nvlink_domains"] == {"count": 127, "gpus_per_domain": 8, "racks_per_domain": 1}
 
 
 def test_describe_counts_nvl72():
     _, out, _ = cli("describe", "designs/gb200-nvl72-mixtral.yaml", "--format", "json")
     data = json.loads(out)
-    assert data["gpus"] == 288 and data["racks"]["gpu"] == 4
-    assert data["nvlink_domains"] == {"count": 4, "gpus_per_domain": 72}
-    assert data["fabrics"]["compute"]["rails"] == 4
+    assert data["gpus"] == 576 and data["racks"]["gpu"] == 8
+    assert data["nvlink_domains"] == {"count": 8, "gpus_per_domain": 72, "racks_per_domain": 1}
+    # one SU of the GB200 RA: 4 rails, a leaf per rack per rail (8 per rail group), 32 leaves
+    compute = data["fabrics"]["compute"]
+    assert (compute["rails"], compute["leaves_per_rail"], compute["scalable_units"]) == (4, 8, 1)
+    assert compute["tiers"][0]["count"] == 4 * 8
 
 
 def test_describe_text_is_readable():

@@ -19,7 +19,8 @@ PINNED = {
     "INF001": ("error", [24]), "INF002": ("error", [24]), "INF003": ("error", [29]), "INF004": ("error", [32]),
     "INF005": ("info", [13]), "INF006": ("warning", [24]), "INF007": ("error", [29]),
     "NET001": ("error", [16]), "NET002": ("error", [14]), "NET003": ("warning", [12]), "NET004": ("error", [10]),
-    "NET005": ("error", [16]),
+    "NET005": ("error", [16]), "NET006": ("error", [18]), "NET007": ("error", [16]), "NET008": ("error", [16]),
+    "NET009": ("error", [19]),
     "TRN001": ("error", [26]), "TRN002": ("error", [17]), "TRN003": ("error", [39]), "TRN004": ("error", [40]),
     "TRN005": ("error", [41]), "TRN006": ("warning", [8]), "TRN007": ("error", [16, 16]),
     "TRN008": ("warning", [36]), "TRN009": ("warning", [18]),
@@ -124,7 +125,7 @@ def test_every_rule_is_documented_with_an_example():
 
 def test_expert_groups_must_divide_the_nvlink_domain(tmp_path):
     design = (DESIGNS / "gb200-nvl72-mixtral.yaml").read_text().replace(
-        "parallelism: {tp: 1, pp: 1, dp: 288, ep: 8}", "parallelism: {tp: 4, pp: 1, dp: 72, ep: 8}")
+        "parallelism: {tp: 1, pp: 1, dp: 576, ep: 8}", "parallelism: {tp: 4, pp: 1, dp: 144, ep: 8}")
     path = tmp_path / "d.yaml"
     path.write_text(design)
     findings = [f for f in analyze(path, "d.yaml").findings if f.rule == "TRN003"]

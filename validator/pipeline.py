@@ -1,6 +1,12 @@
-"""The small Python API the CLI is a thin layer over.
+"""The pipeline, written once: the small Python API that every command is a thin layer over.
 
-    analyze(path) -> Analysis: load -> schema -> model -> resolve catalog -> topology -> rules
+    analyze(path) -> Analysis
+        read     read_design       YAML with positions, schema, the Design model
+        resolve  load_catalog, resolve
+        expand   build_topology    fabric sizing, rack plan
+        derive   Derived           link plan, placement, media, estimate, BOM (lazily, once each)
+        check    run_rules         findings, severities, waivers
+    emit (text, JSON, SARIF, BOM, cabling, configs) formats an Analysis; it never recomputes a fact.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from validator.base.errors import DesignError, Diagnostic, ToolError
 from validator.base.findings import from_diagnostic, sort_key
 from validator.base.limits import limits
 from validator.base.paths import display_name
+from validator.check.engine import run_rules
 from validator.check.result import Analysis
+from validator.derive import Derived
 from validator.expand.topology import Topology, build_topology
 from validator.read.design_file import read_design
 from validator.resolve.catalog import load_catalog
@@ -70,7 +78,7 @@ def looks_like_design(path: Path) -> bool:
 
 
 def load_topology(path: Path, display: str | None = None) -> Topology:
-    """Stages 1-5 for one design; raises DesignError with every reading problem."""
+    """read -> resolve -> expand for one design; raises DesignError with every reading problem."""
     display = display or display_name(path)
     try:
         loaded, design = read_design(path, display)
@@ -81,25 +89,24 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
                            lambda i: loaded.where(("catalogs", i)))
     resolved = resolve(design, loaded, catalog)
     topology = build_topology(resolved)
-    problems = [Diagnostic("TOP001", f"fabric {name}: {msg}", display, *loaded.where(("fabrics", name, "tiers")),
-                           ("fabrics", name, "tiers"), "choose switches with ports at the fabric speed, "
-                           "or set the tier counts")
-                for name, fab in topology.fabrics.items() for msg in fab.sizing.problems]
+    problems = [Diagnostic("TOP001", f"fabric {p.path[1]}: {p.message}", display, *loaded.where(p.path), p.path,
+                           "choose switches with ports at the fabric speed, or set the tier counts")
+                for p in topology.problems if p.rule == "TOP001"]
     if problems:
         raise DesignError(problems)
     return topology
 
 
 def analyze(path: Path, display: str | None = None, severity: dict[str, str] | None = None) -> Analysis:
-    """Read, resolve, expand and check one design. Never raises for a bad design.
+    """read -> resolve -> expand -> derive -> check for one design. Never raises for a bad design.
 
     `severity` holds repository-wide overrides (.clusterplan.yaml); the design's own win over them.
+    Derived facts are computed lazily: a rule or an output that needs one computes it once.
     """
     display = display or display_name(path)
     try:
         topology = load_topology(path, display)
     except DesignError as exc:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
-    from validator.check.engine import run_rules
-
-    return Analysis(display, run_rules(topology, severity_overrides=severity), topology)
+    derived = Derived(topology)
+    return Analysis(display, run_rules(topology, derived, severity_overrides=severity), topology, derived)

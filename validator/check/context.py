@@ -1,13 +1,15 @@
-"""What a rule sees: the resolved design, its topology, thresholds, and (lazily) the estimate."""
+"""What a rule sees: the resolved design, its topology, the derived facts and the thresholds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from validator.base.resources import load_data
+from validator.derive import Derived
+from validator.expand.sizing import Problem
 from validator.expand.topology import Topology
+from validator.read.model import Design, Inference, Training
 from validator.resolve.resolved import Resolved
 
 
@@ -18,6 +20,7 @@ def default_thresholds() -> dict[str, dict[str, Any]]:
 @dataclass
 class Context:
     topology: Topology
+    derived: Derived
     overrides: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -25,16 +28,26 @@ class Context:
         return self.topology.resolved
 
     @property
-    def design(self) -> Any:
+    def design(self) -> Design:
         return self.topology.resolved.design
+
+    @property
+    def training(self) -> Training:
+        return self.resolved.training
+
+    @property
+    def inference(self) -> Inference:
+        return self.resolved.inference
 
     def threshold(self, name: str) -> float:
         if name in self.overrides:
             return float(self.overrides[name])
         return float(default_thresholds()[name]["value"])
 
-    @cached_property
-    def estimate(self) -> Any:
-        from validator.derive.estimate import estimate
+    def problems(self, rule: str) -> list[Problem]:
+        """The sizing problems the expand stage found for one rule."""
+        return [p for p in self.topology.problems if p.rule == rule]
 
-        return estimate(self.topology)
+    @property
+    def estimate(self) -> dict[str, Any]:
+        return self.derived.estimate

@@ -9,14 +9,15 @@ from validator.base.findings import Finding, sort_key
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
 from validator.check.registry import RULES, rule_by_id
+from validator.derive import Derived
 from validator.expand.topology import Topology
 
 
-def run_rules(topology: Topology, *, today: date | None = None,
+def run_rules(topology: Topology, derived: Derived | None = None, *, today: date | None = None,
               severity_overrides: dict[str, str] | None = None) -> list[Finding]:
     resolved = topology.resolved
     design = resolved.design
-    ctx = Context(topology, dict(design.thresholds))
+    ctx = Context(topology, derived or Derived(topology), dict(design.thresholds))
     overrides = {**(severity_overrides or {}), **design.severity}
     findings: list[Finding] = []
     for rule in RULES:

@@ -77,13 +77,28 @@ def cooling_density(ctx: Context) -> Iterator[Hit]:
 
 
 def rack_space(ctx: Context) -> Iterator[Hit]:
-    """The rack units used in a GPU rack do not exceed the rack's height.
+    """The rack units used in every rack (servers, rack systems, top-of-rack and management switches) do
+    not exceed the rack's height; the fullest rack is named.
 
-    Source: server rack units from the catalog; EIA-310 rack units.
-    Fix: fewer servers per rack, or a taller rack model.
+    Source: server and switch rack units from the catalog; EIA-310 rack units.
+    Fix: fewer servers per rack, a taller rack model, or switches placed in network racks.
     Example:
         compute: {server: dgx-h100, servers_per_rack: 7}   # 7 x 8U = 56U in a 48U rack
     """
-    racks = ctx.topology.racks
-    if racks.rack_units and racks.gpu_rack_units_used > racks.rack_units:
-        yield Hit(f"{racks.gpu_rack_units_used} RU used in a {racks.rack_units}U rack", ("compute", "servers_per_rack"))
+    plan = ctx.topology.racks
+    if not plan.rack_units:
+        return
+    full = max(plan.racks, key=lambda r: (r.ru_used, -r.index), default=None)
+    if full is not None and full.ru_used > plan.rack_units:
+        name = ctx.derived.layout.rack_name(full.index)
+        what = ", ".join(f"{n} x {k}" for k, n in sorted(_kinds(full).items()))
+        path = ("compute", "servers_per_rack") if full.kind == "gpu" else ("site", "rack", "model")
+        yield Hit(f"{full.kind} rack {name}: {full.ru_used} RU used ({what}) in a {plan.rack_units}U rack", path)
+
+
+def _kinds(rack: object) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for unit in getattr(rack, "units", []):
+        if unit.height:
+            out[unit.kind] = out.get(unit.kind, 0) + 1
+    return out

@@ -11,7 +11,7 @@ from validator.read.model import Replica
 
 
 def _pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
-    inf = ctx.design.inference
+    inf = ctx.inference
     if inf.disaggregation:
         d = inf.disaggregation
         return [(("inference", "disaggregation", "prefill", "replica"), d.prefill.replica, d.prefill.replicas),
@@ -21,7 +21,7 @@ def _pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
 
 
 def _utilization(ctx: Context) -> float:
-    return ctx.design.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]
+    return ctx.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]
 
 
 def replica_fit(ctx: Context) -> Iterator[Hit]:
@@ -34,7 +34,7 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     Example:
         inference: {model: llama3-405b, replica: {gpus: 1}}   # 811 GB of bf16 weights on one GPU
     """
-    inf = ctx.design.inference
+    inf = ctx.inference
     model = ctx.resolved.model
     hbm = ctx.resolved.gpu.memory_gb * _utilization(ctx)
     for path, rep, _ in _pools(ctx):
@@ -49,21 +49,22 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
 
 
 def replica_in_nvlink(ctx: Context) -> Iterator[Hit]:
-    """A multi-GPU replica sits inside one NVLink domain: its TP all-reduces run every layer of every
-    token.
+    """A replica's tensor-parallel group sits inside one NVLink domain: its all-reduces run every layer
+    of every token. Pipeline stages and expert groups may span servers over the compute fabric (the
+    pipeline sends one activation per stage boundary; EP beyond NVLink is INF006's business).
 
-    Source: shared/docs/domain.md section 4 (a large model's replica is an 8-GPU server with TP inside
-    NVLink).
-    Fix: make a replica at most the NVLink domain size (8 on HGX, 72 on NVL72).
+    Source: shared/docs/domain.md sections 2 and 4 (TP talks most and must stay inside the NVLink
+    domain; a large model's replica is an 8-GPU server with TP inside NVLink).
+    Fix: make TP at most the NVLink domain size (8 on HGX, 72 on NVL72) and a divisor of it; use PP
+    across servers.
     Example:
         inference: {replica: {gpus: 16, tp: 16}}   # on 8-GPU HGX servers
     """
     domain = ctx.resolved.nvlink_domain_gpus
     for path, rep, _ in _pools(ctx):
-        group = rep.gpus if rep.ep == 1 else rep.tp * rep.pp  # EP across domains is INF006's business
-        if group > 1 and (group > domain or domain % group):
-            yield Hit(f"a {group}-GPU replica does not fit in (or divide) the {domain}-GPU NVLink domain",
-                      (*path, "gpus"))
+        if rep.tp > 1 and (rep.tp > domain or domain % rep.tp):
+            yield Hit(f"TP {rep.tp} of a replica does not fit in (or divide) the {domain}-GPU NVLink domain",
+                      (*path, "tp"))
 
 
 def kv_concurrency(ctx: Context) -> Iterator[Hit]:
@@ -76,7 +77,7 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     Example:
         inference: {max_context_tokens: 4096, targets: {concurrent_requests: 100000}}
     """
-    inf = ctx.design.inference
+    inf = ctx.inference
     target = inf.targets.concurrent_requests
     if target is None:
         return
@@ -101,7 +102,7 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     Example:
         inference: {disaggregation: {kv_transfer: tcp, ...}}
     """
-    inf = ctx.design.inference
+    inf = ctx.inference
     d = inf.disaggregation
     if d is None:
         return
@@ -137,7 +138,7 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
         fabrics: {compute: {type: infiniband, ...}}
     """
     fab = ctx.design.fabrics.compute
-    if fab.type == "infiniband":
+    if fab is not None and fab.type == "infiniband":
         switches = ctx.topology.fabrics["compute"].switches
         noun = "switch" if switches == 1 else "switches"
         yield Hit(f"independent replicas on a lossless InfiniBand fabric ({switches} {noun}); an Ethernet "
@@ -170,7 +171,7 @@ def latency_targets(ctx: Context) -> Iterator[Hit]:
     Example:
         inference: {targets: {ttft_ms: 1}}   # no prefill finishes in 1 ms
     """
-    targets = ctx.design.inference.targets
+    targets = ctx.inference.targets
     est = ctx.estimate
     if targets.ttft_ms is not None and est["ttft_ms"] > targets.ttft_ms:
         yield Hit(f"estimated TTFT {est['ttft_ms']:,.0f} ms > target {targets.ttft_ms:g} ms",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 from validator.check.base import Hit
@@ -10,34 +9,71 @@ from validator.check.context import Context
 
 
 def switch_radix(ctx: Context) -> Iterator[Hit]:
-    """Ports used on every switch must not exceed the ports it has at the link speed.
+    """No switch carries more links than it has ports at their speeds (cages and breakouts counted):
+    the sizing reports a declared count or port number that cannot hold the fabric, and the link plan,
+    checked switch by switch, names the busiest switch of any tier that overflows.
 
-    Source: switch hardware manuals in the catalog (port groups and breakouts).
+    Source: switch hardware manuals in the catalog (port groups, cages and breakouts).
     Fix: add switches to the tier (or remove its explicit count so clusterplan sizes it).
     Example:
         tiers: {leaf: {switch: sonic-th5-64x800, count: 1}}   # 256 server links on a 128-port leaf
     """
+    for problem in ctx.problems("NET001"):
+        yield Hit(f"{problem.path[1]}: {problem.message}", problem.path)
+    for name, summary in ctx.derived.summaries.items():
+        for b in summary.busiest:
+            if b.down + b.up > b.capacity:
+                yield Hit(f"{name} {b.role} {b.name}: {b.down} down + {b.up} up links > the {b.capacity} ports "
+                          f"its tier reserves", ("fabrics", name, "tiers", b.role))
+
+
+def even_striping(ctx: Context) -> Iterator[Hit]:
+    """Every switch pair between two tiers carries the same number of links: uneven striping leaves
+    some spines (or cores) carrying more of the traffic than others, so the fabric is not the
+    non-blocking fabric its port counts suggest.
+
+    Source: shared/docs/fabric-shapes.md section 1 (even striping; VMware leaf-spine design guide;
+    the DGX SuperPOD RAs size spines to a divisor of the leaf uplinks: 16 spines for 3 SU, 18 for 4 SU
+    of B300 XDR).
+    Fix: remove the explicit spine (or core) count so clusterplan picks a divisor of the uplinks, or
+    choose a count that divides the uplinks of each switch below.
+    Example:
+        tiers: {leaf: {switch: qm9700}, spine: {switch: qm9700, count: 12}}   # 32 uplinks over 12 spines
+    """
+    for problem in ctx.problems("NET006"):
+        yield Hit(f"{problem.path[1]} {problem.message}", problem.path)
+
+
+def declared_values(ctx: Context) -> Iterator[Hit]:
+    """A value the design declares (a count, a port number, a pod size, a taper) is honoured or
+    reported, never quietly replaced by a different fabric.
+
+    Source: clusterplan design policy (a cabling plan must be the fabric the design says).
+    Fix: change the declared value as the message says, or remove it so clusterplan sizes the tier.
+    Example:
+        tiers: {leaf: {switch: qm9700, downlinks: 32, uplinks: 16, oversubscription: "1:1"}}
+    """
+    for problem in ctx.problems("NET007"):
+        yield Hit(f"{problem.path[1]}: {problem.message}", problem.path)
+
+
+def connected_fabric(ctx: Context) -> Iterator[Hit]:
+    """Every leaf of a fabric can reach every other: a fabric with more than one leaf and no spine is a
+    set of islands (a rail-only fabric may leave its rails apart, but not the leaves of one rail).
+
+    Source: a Clos fabric joins its leaves through the tier above (RFC 7938 section 3).
+    Fix: add a spine tier, or a leaf with enough ports for every endpoint.
+    Example:
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800}}}}   # 3 leaves, no spine
+    """
     for name, fab in ctx.topology.fabrics.items():
-        for tier in fab.tiers:
-            cages_needed = 0.0
-            per_switch_down = math.ceil(tier.down_used / tier.count)
-            per_switch_up = math.ceil(tier.up_used / tier.count)
-            down_cap = tier.switch.ports_at(tier.down_speed_gbps)
-            up_cap = tier.switch.ports_at(tier.up_speed_gbps)
-            if down_cap:
-                cages_needed += per_switch_down / down_cap
-            if up_cap and tier.up_speed_gbps != tier.down_speed_gbps:
-                dedicated = all(int(tier.down_speed_gbps) not in g.ports_per_cage
-                                for g in tier.switch.port_groups if int(tier.up_speed_gbps) in g.ports_per_cage)
-                if not dedicated:
-                    cages_needed += per_switch_up / up_cap
-            elif up_cap:
-                cages_needed += per_switch_up / up_cap
-            over_down = per_switch_down > tier.down_ports
-            if cages_needed > 1 + 1e-9 or over_down:
-                yield Hit(f"{name} {tier.role} {tier.switch.id}: {per_switch_down} down + {per_switch_up} up links per "
-                          f"switch exceed its {tier.down_ports} down / {down_cap} ports at "
-                          f"{tier.down_speed_gbps:g}G", ("fabrics", name, "tiers", tier.role))
+        if len(fab.tiers) > 1 or not fab.buildable:
+            continue
+        leaves = fab.plane.leaves
+        if leaves > 1:
+            scope = "per rail" if fab.topology == "rail-only" else "per plane" if fab.planes > 1 else ""
+            yield Hit(f"{name}: {leaves} leaves {scope} and no spine: they are not connected to each other".replace(
+                "  ", " "), ("fabrics", name, "tiers"))
 
 
 def link_speed_match(ctx: Context) -> Iterator[Hit]:
@@ -50,7 +86,7 @@ def link_speed_match(ctx: Context) -> Iterator[Hit]:
         fabrics: {compute: {speed_gbps: 200}}   # DGX H100 compute NICs run at 400G
     """
     for name, fab in ctx.resolved.fabrics.items():
-        if fab.links_per_server and fab.nic_speed_gbps != fab.spec.speed_gbps:
+        if fab.speed_mismatch:
             yield Hit(f"{name}: server NICs run at {fab.nic_speed_gbps:g}G but the fabric is {fab.spec.speed_gbps:g}G",
                       ("fabrics", name, "speed_gbps"))
         if fab.spec.type == "infiniband" and any(t.switch.technology != "infiniband" for t in fab.tiers):
@@ -64,29 +100,24 @@ def oob_reach(ctx: Context) -> Iterator[Hit]:
 
     Source: shared/docs/domain.md section 3 (a separate out-of-band management network); DGX SuperPOD
     RA (SN2201 OOB switches).
-    Fix: add `fabrics.oob` with enough 1G leaf ports for every BMC and switch.
+    Fix: add `fabrics.oob` with 1G leaves; clusterplan puts one in each rack for what stands there.
     Example:
         fabrics: {compute: ...}   # no `oob:` fabric
     """
     if ctx.design.fabrics.oob is None:
         yield Hit("no out-of-band management network (fabrics.oob)", ("fabrics",))
         return
-    oob = ctx.topology.fabrics.get("oob")
-    if oob is None:
+    summary = ctx.derived.summaries.get("oob")
+    if summary is None:
         return
-    oob_links = ctx.resolved.fabrics["oob"].links_per_server
-    if oob_links == 0:
+    if ctx.resolved.fabrics["oob"].links_per_server == 0:
         yield Hit("the servers have no BMC port on the out-of-band network", ("fabrics", "oob"))
-    elif not any(b.a == "server" for b in oob.bundles):
-        yield Hit("servers are not connected to the out-of-band leaves", ("fabrics", "oob"))
-    unreachable = sorted(f"{name}/{t.role}" for name, f in ctx.topology.fabrics.items() if name != "oob"
-                         for t in f.tiers)
-    mgmt = sum(b.count for b in oob.bundles if b.a == "switch-mgmt")
-    expected = sum(t.count * t.switch.mgmt_ports for name, f in ctx.topology.fabrics.items() if name != "oob"
-                   for t in f.tiers)
-    if mgmt < expected:
-        yield Hit(f"only {mgmt} of {expected} switch management ports ({', '.join(unreachable)}) reach the "
-                  "out-of-band network", ("fabrics", "oob"))
+    reached = sum(b.count for b in summary.bundles if b.a.endswith("-mgmt"))
+    expected = sum(f.count(t.role) * t.switch.mgmt_ports for name, f in ctx.topology.fabrics.items()
+                   if name != "oob" for t in f.tiers)
+    if reached < expected:
+        yield Hit(f"only {reached} of {expected} switch management ports reach the out-of-band network",
+                  ("fabrics", "oob"))
 
 
 def optics_reach(ctx: Context) -> Iterator[Hit]:
@@ -101,10 +132,9 @@ def optics_reach(ctx: Context) -> Iterator[Hit]:
     Example:
         fabrics: {compute: {media: {servers: dac}}}   # DAC from servers to leaves in another rack
     """
-    from validator.derive.cabling import Plan
-    from validator.expand.topology import device_namer
+    from validator.derive.links import device_namer
 
-    plan = Plan(ctx.topology)
+    plan = ctx.derived.cabling
     for (fabric, end, kind), (a_role, a_idx, z_role, z_idx, m, length) in sorted(
             plan.tally.problems.items(), key=lambda kv: kv[0]):
         if kind == "none":
@@ -126,3 +156,38 @@ def plan_speed(ctx: Context, fabric: str, a_role: str) -> str:
     fab = ctx.topology.fabrics[fabric]
     tier = fab.tier(a_role)
     return f"{tier.up_speed_gbps:g}" if tier is not None else f"{fab.speed_gbps:g}"
+
+
+def backend_fabric(ctx: Context) -> Iterator[Hit]:
+    """A workload whose GPUs talk across servers has a backend (compute) fabric: every training job;
+    an inference replica larger than one server; prefill/decode disaggregation that moves the KV cache
+    over the compute fabric. An inference fleet whose replicas fit in one server needs none.
+
+    Source: shared/docs/domain.md sections 1 and 4 (independent replicas need no east-west fabric; a
+    replica split across devices, disaggregation and expert parallelism put state on the network).
+    Fix: add `fabrics.compute`, or shape the replicas to fit inside one server.
+    Example:
+        fabrics: {oob: ...}   # a training cluster with no compute fabric
+    """
+    if ctx.design.fabrics.compute is not None:
+        return
+    if ctx.design.training is not None:
+        yield Hit("a training cluster has no compute fabric for its gradient, pipeline and expert traffic",
+                  ("fabrics",))
+        return
+    inf = ctx.design.inference
+    if inf is None:
+        return
+    per_server = ctx.resolved.server.gpus
+    shapes: list[tuple[str | int, ...]] = [("inference", "replica", "gpus")]
+    replicas = [inf.replica]
+    if inf.disaggregation is not None:
+        replicas = [inf.disaggregation.prefill.replica, inf.disaggregation.decode.replica]
+        shapes = [("inference", "disaggregation", role, "replica", "gpus") for role in ("prefill", "decode")]
+        if inf.disaggregation.kv_transfer_fabric == "compute":
+            yield Hit("prefill/decode disaggregation moves the KV cache over the compute fabric, which the design "
+                      "does not have", ("inference", "disaggregation", "kv_transfer_fabric"))
+    for path, rep in zip(shapes, replicas, strict=True):
+        if rep.gpus > per_server:
+            yield Hit(f"a {rep.gpus}-GPU replica spans {-(-rep.gpus // per_server)} servers of {per_server} GPUs "
+                      "and needs a compute fabric between them", path)

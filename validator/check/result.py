@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from validator.base.findings import Finding
+from validator.derive import Derived
 from validator.expand.topology import Topology
 from validator.resolve.resolved import Resolved
 
@@ -14,6 +15,7 @@ class Analysis:
     file: str
     findings: list[Finding] = field(default_factory=list)
     topology: Topology | None = None
+    derived: Derived | None = None
 
     @property
     def resolved(self) -> Resolved | None:

@@ -4,30 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from validator.base.resources import load_data
 from validator.check.base import Hit
 from validator.check.context import Context
 from validator.derive.estimate.memory import precision_bytes, training_memory
 
 
 def lossless_fabric(ctx: Context) -> Iterator[Hit]:
-    """A RoCE training fabric must be lossless: PFC on the RDMA priority, ECN marking, a PFC watchdog,
-    and the same priority and DSCP-to-traffic-class mapping on switches and NICs. InfiniBand is
-    lossless natively (credit-based flow control).
+    """An Ethernet training fabric (typed roce or plain ethernet: the RDMA traffic is the same) must be
+    lossless: PFC on the RDMA priority, ECN marking, a PFC watchdog, and the same priority and
+    DSCP-to-traffic-class mapping on switches and NICs; or run lossy with a named congestion control
+    built for loss (validator/data/congestion_control.yaml). InfiniBand is lossless natively
+    (credit-based flow control).
 
     Source: shared/docs/domain.md section 1 (zero loss tolerance; RoCE with PFC + ECN); NVIDIA Cumulus
     Linux RoCE lossless defaults (PFC on priority 3, ECN on TC3, CNP on TC6).
     Fix: add `fabrics.compute.lossless` with PFC on the RoCE priority, ECN thresholds, pfc_watchdog
-    enabled, and NIC settings that match the switch.
+    enabled, and NIC settings that match the switch; or set `congestion_control:` to a lossy-safe scheme.
     Example:
         lossless: {switch: {pfc_watchdog: {enabled: false}, ...}, nic: ...}
     """
     fab = ctx.design.fabrics.compute
-    if fab.type != "roce":
+    if fab is None or fab.type == "infiniband":
         return
     base = ("fabrics", "compute")
     ll = fab.lossless
+    schemes = load_data("congestion_control.yaml")["schemes"]
     if ll is None:
-        yield Hit("RoCE training fabric has no lossless settings (PFC, ECN, PFC watchdog)", (*base, "type"))
+        if fab.congestion_control is None:
+            yield Hit(f"{fab.type} training fabric carries RDMA with no lossless settings (PFC, ECN, PFC watchdog) "
+                      "and no lossy-safe congestion control", (*base, "type"))
+        elif fab.congestion_control not in schemes:
+            yield Hit(f"congestion control '{fab.congestion_control}' is not one that makes RDMA safe on a lossy "
+                      f"fabric ({', '.join(sorted(schemes))})", (*base, "congestion_control"))
         return
     sw, nic = ll.switch, ll.nic
     roce_prio = nic.roce_priority
@@ -58,38 +67,32 @@ def lossless_fabric(ctx: Context) -> Iterator[Hit]:
 
 def non_blocking(ctx: Context) -> Iterator[Hit]:
     """Every tier of a training compute fabric is 1:1 (non-blocking): the bandwidth a switch takes in
-    from below is at most what it can send up. Computed from the ports and speeds of the expanded
-    topology, not from a declared ratio; a declared ratio that disagrees is an error too.
+    from below is at most what it can send up, computed per tier from the real ports and speeds of the
+    expanded topology. A taper the design declares at a tier (a zone's aggregation tier) is reported
+    as what it is, a taper at that tier, and can be waived.
 
     Source: shared/docs/domain.md section 1 (1:1 non-blocking training fabric); DGX SuperPOD RA
-    ("balanced, full-fat tree").
-    Fix: give the tier more uplinks (or fewer downlinks), or let clusterplan size the tier by removing
-    the explicit counts.
+    ("balanced, full-fat tree"); Llama 3 paper section 3.3.1 (full bisection inside a 3,072-GPU pod,
+    1:7 above it, with a topology-aware scheduler).
+    Fix: give the tier more uplinks (or fewer downlinks), remove the explicit port counts so
+    clusterplan sizes the tier, or waive the finding for a deliberate taper (say why).
     Example:
         tiers: {leaf: {switch: sonic-th5-64x800, downlinks: 96, uplinks: 32}}   # 3:1
     """
     fab = ctx.topology.fabrics.get("compute")
     if fab is None:
         return
-    ratio = 1.0
     for tier in fab.tiers:
-        if not tier.up_ports:
+        ratio = tier.ratio
+        if ratio <= 1 + 1e-9:
             continue
-        down_bw = tier.down_ports * tier.down_speed_gbps
-        up_bw = tier.up_ports * tier.up_speed_gbps
-        tier_ratio = down_bw / up_bw
-        ratio = max(ratio, tier_ratio)
-        if tier_ratio > 1 + 1e-9:
-            down = tier.down_ports
-            yield Hit(f"{tier.role} {tier.switch.id}: {down} x {tier.down_speed_gbps:g}G down, {tier.up_ports} x "
-                      f"{tier.up_speed_gbps:g}G up = {tier_ratio:.2g}:1; a training fabric must be 1:1",
-                      ("fabrics", "compute", "tiers", tier.role))
-    declared = ctx.design.fabrics.compute.oversubscription
-    if declared:
-        a, b = (float(x) for x in declared.split(":"))
-        if abs(a / b - ratio) > 0.01:
-            yield Hit(f"declared oversubscription {declared} disagrees with the computed {ratio:.2g}:1",
-                      ("fabrics", "compute", "oversubscription"))
+        ports = (f"{tier.down_ports} x {tier.down_speed_gbps:g}G down, {tier.up_ports} x {tier.up_speed_gbps:g}G up "
+                 f"= {ratio:.3g}:1")
+        if tier.taper_declared and tier.taper > 1:
+            yield Hit(f"{tier.role} {tier.switch.id}: tapered {ratio:.3g}:1 as declared ({ports}); traffic "
+                      "across this tier runs below full bisection", (*tier.path, "oversubscription"))
+        else:
+            yield Hit(f"{tier.role} {tier.switch.id}: {ports}; a training fabric must be 1:1", tier.path)
 
 
 def nvlink_placement(ctx: Context) -> Iterator[Hit]:
@@ -102,7 +105,7 @@ def nvlink_placement(ctx: Context) -> Iterator[Hit]:
     Example:
         training: {parallelism: {tp: 16}}   # on 8-GPU HGX servers
     """
-    t = ctx.design.training
+    t = ctx.training
     domain = ctx.resolved.nvlink_domain_gpus
     tp, ep = t.parallelism.tp, t.parallelism.ep
     if tp > domain or domain % tp:
@@ -114,20 +117,24 @@ def nvlink_placement(ctx: Context) -> Iterator[Hit]:
 
 
 def nvlink_in_rack(ctx: Context) -> Iterator[Hit]:
-    """An NVLink domain sits inside one rack: NVLink runs on copper, which does not reach further.
+    """An NVLink domain sits inside its racks: one rack (NVL72), or the pair of adjacent racks an
+    NVL36x2 system declares; NVLink runs on copper, which does not reach further.
 
     Source: shared/docs/domain.md section 2 (NVLink stays on copper inside one rack; 8 GPUs per HGX
-    node, 72 per GB200 NVL72 rack).
+    node, 72 per GB200 NVL72 rack); shared/docs/fabric-shapes.md section 6 (NVL36x2: two racks).
     Fix: put a whole NVLink domain (e.g. all 18 NVL72 trays) in each rack, or shrink the domain.
     Example:
         compute: {server: gb200-nvl72-tray, servers_per_rack: 12}   # 48 of a 72-GPU domain per rack
     """
     r = ctx.resolved
     per_server = r.server.gpus
+    racks = r.nvlink_domain_racks
     per_rack = ctx.design.compute.servers_per_rack * per_server
     domain = r.nvlink_domain_gpus
-    if domain > per_server and (per_rack < domain or per_rack % domain):
-        yield Hit(f"the NVLink domain of {domain} GPUs spans racks: a rack holds {per_rack} GPUs",
+    span = per_rack * racks
+    if domain > per_server and (span < domain or span % domain):
+        where = "a rack holds" if racks == 1 else f"its {racks} racks hold"
+        yield Hit(f"the NVLink domain of {domain} GPUs does not fit its racks: {where} {span} GPUs",
                   ("compute", "servers_per_rack"))
 
 
@@ -141,7 +148,7 @@ def memory_fit(ctx: Context) -> Iterator[Hit]:
     Example:
         training: {model: llama3-70b, zero_stage: 0, parallelism: {tp: 8, pp: 1}}   # 168 GB per 80 GB GPU
     """
-    t = ctx.design.training
+    t = ctx.training
     model = ctx.resolved.model
     mem = training_memory(model, t, ctx.threshold("memory_reserve_gb"))
     hbm = ctx.resolved.gpu.memory_gb
@@ -161,7 +168,7 @@ def parallelism_consistency(ctx: Context) -> Iterator[Hit]:
     Example:
         training: {global_batch: 250, parallelism: {dp: 32}}   # 250 is not a multiple of 32
     """
-    t = ctx.design.training
+    t = ctx.training
     p = t.parallelism
     model = ctx.resolved.model
     used = p.tp * p.pp * p.dp * p.cp
@@ -239,7 +246,7 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
         storage: {type: parallel-fs, write_gbytes_s: 0.1}   # a 112 GB checkpoint takes 19 minutes
     """
     storage = ctx.design.storage
-    t = ctx.design.training
+    t = ctx.training
     if storage is None or storage.type != "parallel-fs":
         yield Hit("no parallel file system for checkpoints and datasets", ("storage",) if storage else ("kind",))
         return

@@ -88,7 +88,8 @@ def build_bom(topology: Topology, plan: Plan | None = None) -> Bom:
         for tier in fab.tiers:
             sw = tier.switch
             watts = sw.power_max_w or sw.power_typical_w
-            items.append(Item("switch", sw.id, sw.name, tier.count, name, tier.role, watts, price(sw.id, sw.price_usd)))
+            items.append(Item("switch", sw.id, sw.name, fab.count(tier.role), name, tier.role, watts,
+                              price(sw.id, sw.price_usd)))
     items += _link_items(plan, prices)
     if topology.storage_nodes and d.storage and d.storage.nodes:
         n = d.storage.nodes
@@ -140,7 +141,7 @@ def _power(topology: Topology, plan: Plan, items: list[Item]) -> dict[str, Any]:
     optics_switch = sum((i.unit_power_w or 0) * i.qty for i in items if i.category == "transceiver"
                         and i.installed_in in ("leaf", "spine", "core"))
     storage_w = sum((i.unit_power_w or 0) * i.qty for i in items if i.category == "storage")
-    gpu_racks = topology.racks.gpu_racks
+    gpu_racks = topology.gpu_racks
     network_racks = plan.layout.rack_count - gpu_racks
     servers_kw = (server_w or 0) * topology.servers / 1000
     gpu_rack_kw = (server_w or 0) * r.design.compute.servers_per_rack / 1000

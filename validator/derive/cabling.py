@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from validator.derive.links import Link, iter_links, link_tuples
 from validator.derive.media import Media, MediaChooser
 from validator.derive.placement import Layout, Place
-from validator.expand.topology import Link, Topology, iter_links, link_tuples
+from validator.expand.topology import SWITCH_ROLES, Topology
 
 CABLING_COLUMNS = ("fabric", "a_device", "a_port", "a_rack", "a_ru", "z_device", "z_port", "z_rack", "z_ru",
                    "speed_gbps", "media", "a_transceiver", "z_transceiver", "cable", "length_m")
-SWITCH_ROLES = ("leaf", "spine", "core")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Tally:
     switch_xcvr: dict[tuple[str, str, str], Counter[int]] = field(default_factory=dict)  # -> switch index
     # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
     problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
+    links: int = 0
 
 
 class _Constant(list[int]):
@@ -56,9 +57,9 @@ class _Constant(list[int]):
 class Plan:
     """The layout and media choices of one topology, shared by the BOM, the cabling plan and the rules."""
 
-    def __init__(self, topology: Topology) -> None:
+    def __init__(self, topology: Topology, layout: Layout | None = None) -> None:
         self.topology = topology
-        self.layout = Layout(topology)
+        self.layout = layout or Layout(topology)
         self.chooser = MediaChooser(topology.resolved.catalog)
         server = topology.resolved.server
         catalog = topology.resolved.catalog
@@ -77,8 +78,14 @@ class Plan:
             return self.layout.switch(fabric, role, index)
         if "/" in role:  # a switch management port: the switch's own place
             other, tier = role.split("/")
-            return self.layout.switch(other, tier, index)
-        return Place(self.layout.central_start, 1)   # storage nodes, UFM and other appliances
+            mgmt = self.topology.fabrics[other].tier(tier)
+            per = mgmt.switch.mgmt_ports if mgmt and mgmt.switch.mgmt_ports else 1
+            return self.layout.switch(other, tier, index // per)
+        if role == "rack-system":
+            system = self.topology.resolved.server.rack_system
+            per = system.mgmt_ports if system and system.mgmt_ports else 1
+            return Place(self.topology.racks.gpu_rack_at[index // per], 1)
+        return self.layout.appliance(role, index)   # storage nodes, UFM and other appliances
 
     def _rack(self, fabric: str, role: str, index: int) -> int:
         if role == "server":
@@ -129,6 +136,7 @@ class Plan:
                     act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
                                                       a_rack, z_rack, speed)
                 cable_key, a_end, z_end = act
+                out.links += 1
                 cables[cable_key] += 1
                 if a_end is not None:
                     if isinstance(a_end, tuple):
@@ -165,16 +173,26 @@ class Plan:
             kind = "reach"
         else:
             return
-        end = "switches" if a_role in ("leaf", "spine") else "servers"
+        end = "switches" if a_role in SWITCH_ROLES else "servers"
         out.problems.setdefault((fabric, end, kind), (a_role, a_idx, z_role, z_idx, m, length))
 
     def _racks_of(self, fabric: str, role: str) -> list[int]:
+        plan = self.topology.racks
         if role in SWITCH_ROLES:
-            return [p.rack for p in self.layout._switch_places[(fabric, role)]]
+            return [rack for rack, _ in plan.switches[(fabric, role)]]
         if "/" in role:
             other, tier = role.split("/")
-            return [p.rack for p in self.layout._switch_places[(other, tier)]]
-        return _Constant(self.layout.central_start)   # storage nodes, UFM and other appliances
+            mgmt = self.topology.fabrics[other].tier(tier)
+            per = mgmt.switch.mgmt_ports if mgmt and mgmt.switch.mgmt_ports else 1
+            return [rack for rack, _ in plan.switches[(other, tier)] for _ in range(per)]
+        if role == "rack-system":
+            system = self.topology.resolved.server.rack_system
+            per = system.mgmt_ports if system and system.mgmt_ports else 1
+            return [rack for rack in plan.gpu_rack_at for _ in range(per)]
+        places = plan.appliances.get(role)
+        if places:
+            return [rack for rack, _ in places]
+        return _Constant(plan.central_start)
 
     def runs(self, fabric: str) -> Iterator[Run]:
         for link in iter_links(self.topology, fabric):

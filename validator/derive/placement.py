@@ -1,109 +1,82 @@
-"""Where every device sits: racks in rows, and the rack and rack unit of each server and switch.
+"""Where each rack stands and how long a cable between two racks is (stage 4, derive).
 
-Placement (docs/bom.md): GPU racks in server order; after the GPU racks of each compute group (a
-scalable unit of a rail-optimized fabric, or the servers of one compute leaf) comes that group's
-network rack, holding the leaves of every fabric that serve the group's servers. Spines, cores,
-appliances (storage nodes, UFM) and the leaves that serve only appliances or management ports sit
-in central network racks after all groups. Racks fill rows of `racks_per_row` in that order. Cable
-length = horizontal distance between the racks plus a vertical run at each end; inside one rack, the
-in-rack length.
+The rack plan (`validator.expand.racks`) lists racks in floor order. Racks fill rows of
+`racks_per_row`, rows fill halls of `rows_per_hall` (validator/data/layout.yaml, or `site.layout`).
+A run between two racks of one hall goes along the rows and across them and climbs to the overhead
+tray and back down; between halls it goes to the hall entrance (row 1, position 1), across the
+`hall_spacing_m` between halls, and on:
+
+    in one rack:  in_rack_m
+    one hall:     |dx| x rack_width + |drow| x row_pitch + 2 x (vertical_per_end + slack_per_end)
+    two halls:    d(a, entrance) + |dhall| x hall_spacing + d(entrance, b) + 2 x (vertical + slack)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
-from validator.base.resources import load_data
-from validator.expand.topology import Topology, link_tuples, switch_group
+from validator.expand.topology import Topology
 
 
 @dataclass(frozen=True)
 class Place:
-    rack: int          # index in rack order
+    rack: int          # floor index
     ru: int            # lowest rack unit occupied (1-based)
+
+
+@dataclass(frozen=True)
+class Spot:
+    hall: int
+    row: int
+    position: int
 
 
 class Layout:
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
-        r = topology.resolved
-        design_layout = r.design.site.layout
-        data = {k: float(v["value"]) for k, v in load_data("defaults.yaml")["layout"].items()}
-        self.racks_per_row = design_layout.racks_per_row if design_layout else int(data["racks_per_row"])
-        self.rack_width = (design_layout.rack_width_m if design_layout and design_layout.rack_width_m
-                           else data["rack_width_m"])
-        self.row_pitch = (design_layout.row_pitch_m if design_layout and design_layout.row_pitch_m
-                          else data["row_pitch_m"])
-        self.slack = data["slack_per_end_m"]
-        self.in_rack = data["in_rack_m"]
-        self.servers_per_rack = r.design.compute.servers_per_rack
-        self.server_ru = r.server.rack_units
-        self.rack_ru = r.rack.rack_units or 48
-        self.group_servers = max(1, topology.fabrics["compute"].sizing.group_servers) if "compute" in \
-            topology.fabrics else max(1, topology.servers)
-        self.groups = max(1, topology.racks.group_network_racks)
-        self.central_start = topology.racks.gpu_racks + topology.racks.group_network_racks
-
-    def group_rack(self, group: int) -> int:
-        """The group's network rack comes right after the GPU rack holding the group's last server."""
-        last = min(self.topology.servers, (group + 1) * self.group_servers) - 1
-        return last // self.servers_per_rack + 1 + group
-
-    def server(self, s: int) -> Place:
-        gpu_rack = s // self.servers_per_rack
-        # network racks of the groups whose last server sits in an earlier GPU rack come before it
-        before = min(self.groups - 1, gpu_rack * self.servers_per_rack // self.group_servers)
-        return Place(gpu_rack + before, (s % self.servers_per_rack) * self.server_ru + 1)
-
-    @cached_property
-    def _switch_places(self) -> dict[tuple[str, str], list[Place]]:
-        places: dict[tuple[str, str], list[Place]] = {}
-        group_ru = [0] * self.groups
-        central_ru = 0
-        for fabric, fab in self.topology.fabrics.items():
-            first = self._first_endpoints(fabric) if fabric == "oob" else {}
-            for tier in fab.tiers:
-                ru = tier.switch.rack_units or 1
-                out = []
-                for i in range(tier.count):
-                    g = switch_group(self.topology, fabric, tier.role, i)
-                    if g is None and i in first and tier.role == "leaf":
-                        role, index = first[i]   # an OOB leaf of management ports: with those switches
-                        other, other_tier = role.split("/")
-                        g = switch_group(self.topology, other, other_tier, index)
-                    if g is not None:
-                        out.append(Place(self.group_rack(g), group_ru[g] + 1))
-                        group_ru[g] += ru
-                    else:
-                        rack, ru_at = divmod(central_ru, self.rack_ru)
-                        out.append(Place(self.central_start + rack, ru_at + 1))
-                        central_ru += ru
-                places[(fabric, tier.role)] = out
-        return places
-
-    def _first_endpoints(self, fabric: str) -> dict[int, tuple[str, int]]:
-        """Leaf -> the first management port (switch role, index) it serves."""
-        first: dict[int, tuple[str, int]] = {}
-        for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(self.topology, fabric):
-            if z_role == "leaf" and "/" in a_role and z_idx not in first:
-                first[z_idx] = (a_role, a_idx)
-        return first
-
-    def switch(self, fabric: str, role: str, index: int) -> Place:
-        return self._switch_places[(fabric, role)][index]
+        self.plan = topology.racks
+        values = topology.resolved.layout
+        self.racks_per_row = max(1, int(values["racks_per_row"]))
+        self.rows_per_hall = max(1, int(values["rows_per_hall"]))
+        self.rack_width = values["rack_width_m"]
+        self.row_pitch = values["row_pitch_m"]
+        self.hall_spacing = values["hall_spacing_m"]
+        self.ends = 2 * (values["vertical_per_end_m"] + values["slack_per_end_m"])
+        self.in_rack = values["in_rack_m"]
+        self.halls = self.spot(max(0, self.rack_count - 1)).hall + 1
 
     @property
     def rack_count(self) -> int:
-        return self.topology.racks.gpu_racks + self.topology.racks.network_racks
+        return len(self.plan.racks)
+
+    def spot(self, rack: int) -> Spot:
+        row, position = divmod(rack, self.racks_per_row)
+        hall, row = divmod(row, self.rows_per_hall)
+        return Spot(hall, row, position)
+
+    def server(self, s: int) -> Place:
+        return Place(*self.plan.server(s))
+
+    def switch(self, fabric: str, role: str, index: int) -> Place:
+        return Place(*self.plan.switch(fabric, role, index))
+
+    def appliance(self, role: str, index: int) -> Place:
+        return Place(*self.plan.appliance(role, index))
 
     def rack_name(self, rack: int) -> str:
-        row, col = divmod(rack, self.racks_per_row)
-        return f"R{row + 1:02d}-{col + 1:02d}"
+        s = self.spot(rack)
+        name = f"R{s.row + 1:02d}-{s.position + 1:02d}"
+        return f"H{s.hall + 1}-{name}" if self.halls > 1 else name
+
+    def _in_hall(self, a: Spot, b: Spot) -> float:
+        return abs(a.position - b.position) * self.rack_width + abs(a.row - b.row) * self.row_pitch
 
     def distance_m(self, a: int, b: int) -> float:
         if a == b:
             return self.in_rack
-        ra, ca = divmod(a, self.racks_per_row)
-        rb, cb = divmod(b, self.racks_per_row)
-        return abs(ca - cb) * self.rack_width + abs(ra - rb) * self.row_pitch + 2 * self.slack
+        sa, sb = self.spot(a), self.spot(b)
+        if sa.hall == sb.hall:
+            return self._in_hall(sa, sb) + self.ends
+        door = Spot(0, 0, 0)
+        return (self._in_hall(Spot(0, sa.row, sa.position), door) + abs(sa.hall - sb.hall) * self.hall_spacing +
+                self._in_hall(door, Spot(0, sb.row, sb.position)) + self.ends)

@@ -61,7 +61,7 @@ def cabling_csv_rows(plan: Plan) -> Iterable[str]:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CABLING_COLUMNS)
     yield out.getvalue()
-    total = sum(f.links for f in plan.topology.fabrics.values())
+    total = plan.tally.links
     for run in progress(plan.all_runs(), total, "cabling"):
         out.seek(0)
         out.truncate()

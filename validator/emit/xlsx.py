@@ -163,7 +163,7 @@ def _cabling_sheet(wb: Any, plan: Plan) -> None:
     (`_cabling_rows`), because openpyxl spends ~13 us per cell and a 100k-GPU plan has millions."""
     ws = wb.create_sheet("Cabling")
     _header(ws, list(CABLING_COLUMNS), [9, 30, 7, 9, 6, 30, 7, 9, 6, 10, 8, 18, 18, 18, 9])
-    _filter(ws, len(CABLING_COLUMNS), sum(f.links for f in plan.topology.fabrics.values()))
+    _filter(ws, len(CABLING_COLUMNS), plan.tally.links)
 
 
 _COLUMNS = [chr(ord("A") + i) for i in range(len(CABLING_COLUMNS))]
@@ -176,7 +176,7 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
     from validator.emit.progress import progress
 
     chunk: list[str] = []
-    total = sum(f.links for f in plan.topology.fabrics.values())
+    total = plan.tally.links
     for n, run in enumerate(progress(plan.all_runs(), total, "workbook"), start=2):
         cells = []
         for col, value in zip(_COLUMNS, plan.row(run), strict=True):

@@ -18,7 +18,12 @@ from validator.read.schema import check_structure
 
 
 def read_design(path: FsPath, display: str) -> tuple[Loaded, Design]:
-    loaded = load_yaml(read_text(path, display), display)
+    return parse_design(read_text(path, display), display)
+
+
+def parse_design(text: str, display: str) -> tuple[Loaded, Design]:
+    """A design from its text: YAML with positions, the schema check and the cross-field checks."""
+    loaded = load_yaml(text, display)
     _check_header(loaded)
     design = _fast_valid(loaded.data)
     if design is None:

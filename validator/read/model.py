@@ -47,6 +47,7 @@ class Technology(StrEnum):
 class TopologyKind(StrEnum):
     rail_optimized = "rail-optimized"
     fat_tree = "fat-tree"
+    rail_only = "rail-only"
 
 
 class Precision(StrEnum):
@@ -75,10 +76,16 @@ class Metadata(_Model):
 
 
 class Layout(_Model):
-    racks_per_row: Count = Field(description="Racks in one row; rows fill in order. Used for cable lengths.")
-    rack_width_m: Positive | None = Field(None, description="Rack width in metres (default from data/layout.yaml).")
-    row_pitch_m: Positive | None = Field(None, description="Distance between row centres in metres "
-                                         "(default from data/layout.yaml).")
+    racks_per_row: Count | None = Field(None, description="Racks in one row; racks fill rows in floor order "
+                                        "(default from validator/data/layout.yaml).")
+    rows_per_hall: Count | None = Field(None, description="Rows in one data hall; rows fill halls in order "
+                                        "(default from validator/data/layout.yaml).")
+    rack_width_m: Positive | None = Field(None, description="Rack width (pitch along a row) in metres.")
+    row_pitch_m: Positive | None = Field(None, description="Distance between row centres in metres.")
+    hall_spacing_m: Positive | None = Field(None, description="Cable route between the entrances of two "
+                                            "neighbouring halls, in metres.")
+    slack_per_end_m: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        None, description="Service loop added at each end of a run, in metres.")
 
 
 class Rack(_Model):
@@ -111,20 +118,36 @@ class Compute(_Model):
     servers_per_rack: Count = Field(description="GPU servers in one rack.")
     nvlink_domain_gpus: Count | None = Field(
         None, description="GPUs in one NVLink domain (default from the server: 8 for HGX, 72 for NVL72).")
+    nvlink_domain_racks: Count | None = Field(
+        None, description="Racks one NVLink domain spans (default from the server's rack system: 1 for NVL72, "
+        "2 for NVL36x2); the racks of a domain stand side by side.")
 
 
 # ---------------------------------------------------------------- fabrics
 
 
+Ratio = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$", max_length=20)]
+
+
 class Tier(_Model):
     switch: CatalogId = Field(description="Switch catalog id for this tier.")
-    count: Count | None = Field(None, description="Switches in this tier (default: sized for a non-blocking fabric).")
+    count: Count | None = Field(None, description="Switches in this tier, per plane (default: sized for the "
+                                "fabric, spines and cores so that every switch pair carries the same number "
+                                "of links).")
     downlinks: Count | None = Field(None, description="Ports per switch facing the tier below "
-                                    "(default: half the ports).")
+                                    "(default: what the taper leaves of the ports; half of them at 1:1).")
     uplinks: NonNegCount | None = Field(None, description="Ports per switch facing the tier above "
-                                        "(default: equal to downlinks).")
+                                        "(default: from the downlinks and the taper).")
     uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s "
                                                "(default: the fabric speed).")
+    oversubscription: Ratio | None = Field(
+        None, description="Taper of this tier as downlink bandwidth : uplink bandwidth, e.g. '1:1' (non-blocking) "
+        "or '7:1' (what Meta writes as 1:7 at its aggregation tier). Default: the fabric's `oversubscription`.")
+    placement: Literal["rack", "row", "central"] | None = Field(
+        None, description="Where the tier's switches stand: rack (top-of-rack, in the rack of the servers they "
+        "serve), row (network racks beside each scalable unit's GPU racks) or central (network racks in the "
+        "middle of the floor). Default: leaves of a rail-optimized fabric in row racks, leaves of a fat-tree "
+        "with a spine tier and out-of-band leaves in the rack, spines, cores and single-tier leaves central.")
 
 
 class Tiers(_Model):
@@ -173,6 +196,18 @@ class Lossless(_Model):
     nic: NicLossless = Field(description="Lossless settings on every server NIC of the fabric.")
 
 
+class ScalableUnit(_Model):
+    servers: Count | None = Field(None, description="Servers (NVL72: compute trays) per scalable unit.")
+    racks: Count | None = Field(None, description="GPU racks per scalable unit (servers = racks x "
+                                "servers_per_rack), e.g. 8 NVL72 racks.")
+
+
+class Pod(_Model):
+    servers: Count | None = Field(None, description="Servers per pod (zone): the leaves of a pod share a set of "
+                                  "spines; pods meet at the core (aggregation) tier.")
+    gpus: Count | None = Field(None, description="GPUs per pod (zone), e.g. 3072 for a Meta AI zone.")
+
+
 class ExtraEndpoint(_Model):
     name: str = Field(min_length=1, max_length=100, description="What it is, e.g. ufm.")
     count: Count = Field(1, description="How many such devices.")
@@ -192,18 +227,39 @@ class Fabric(_Model):
     type: Technology = Field(description="infiniband, roce (lossless Ethernet) or ethernet (plain).")
     speed_gbps: Positive = Field(description="Link speed from servers to leaves, in Gb/s.")
     topology: TopologyKind = Field(TopologyKind.fat_tree, description="rail-optimized (NIC i of every server to "
-                                   "the rail-i leaf) or a plain fat-tree.")
+                                   "the rail-i leaf, spines join the rails), rail-only (each rail its own network, "
+                                   "no spine joins them; cross-rail traffic rides NVLink) or a plain fat-tree.")
     tiers: Tiers = Field(description="Switch tiers, leaf first.")
+    planes: Annotated[int, Field(ge=1, le=16)] = Field(
+        1, description="Independent copies of the fabric that never meet (multi-plane); each server link is on "
+        "one plane. Tier counts are per plane.")
+    plane_of: Literal["nic", "port"] = Field(
+        "nic", description="What is spread over the planes: whole NICs (NIC i on plane i mod planes, as "
+        "DeepSeek's 8-plane fabric) or the ports of each NIC (port p of every NIC on plane p, as dual-plane "
+        "ConnectX-8 designs).")
+    attachment: Literal["single", "dual"] = Field(
+        "single", description="dual: the two ports of each NIC go to two different leaves (non-stacked dual-ToR, "
+        "as Alibaba HPN); single: a NIC's ports may share a leaf.")
+    scalable_unit: ScalableUnit | None = Field(
+        None, description="Size of a scalable unit (SU): leaves are built for whole SUs, as NVIDIA's SuperPOD "
+        "reference architectures do. Default: the servers one leaf serves.")
     scalable_unit_servers: Count | None = Field(
-        None, description="Servers per scalable unit (SU); default: the leaf's downlinks.")
+        None, description="Servers per scalable unit (SU); same as `scalable_unit: {servers: N}` (kept for "
+        "designs written before `scalable_unit`).")
     planned_scalable_units: Count | None = Field(
-        None, description="Size the spine layer for this many SUs (a planned build-out).")
+        None, description="Size the spine (and core) layers for this many SUs of this fabric's SU size, a planned "
+        "build-out; leaves are built for the SUs that have servers.")
+    pod: Pod | None = Field(None, description="Pod (zone) size of a three-tier fabric: leaves of a pod share "
+                            "spines, pods meet at the core. Default: one SU (or one rail group of an SU).")
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list,
                                                  description="Non-server devices on leaf ports (e.g. UFM).")
-    oversubscription: str | None = Field(None, pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$",
-                                         description="Declared oversubscription, e.g. '1:1'; checked against "
-                                         "the ratio computed from the ports.")
+    oversubscription: Ratio | None = Field(
+        None, description="Taper of every tier that does not set its own, as downlink : uplink bandwidth; "
+        "default '1:1' (non-blocking).")
     lossless: Lossless | None = Field(None, description="PFC/ECN settings (RoCE).")
+    congestion_control: CatalogId | None = Field(
+        None, description="RDMA on a lossy fabric (no `lossless:`): the congestion control that makes it safe, "
+        "one of validator/data/congestion_control.yaml (e.g. uet, srd).")
     media: FabricMedia | None = Field(None, description="Force a cable/optics type; default: chosen by length.")
     nic_to_rail: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
@@ -211,7 +267,8 @@ class Fabric(_Model):
 
 
 class Fabrics(_Model):
-    compute: Fabric = Field(description="The compute (backend, east-west) fabric between GPUs.")
+    compute: Fabric | None = Field(None, description="The compute (backend, east-west) fabric between GPUs; an "
+                                   "inference fleet whose replicas fit in one server may leave it out.")
     storage: Fabric | None = Field(None, description="The storage fabric.")
     inband: Fabric | None = Field(None, description="The in-band (frontend, north-south) network.")
     oob: Fabric | None = Field(None, description="The out-of-band management network (BMCs and switch "

@@ -33,8 +33,16 @@ class ResolvedFabric:
     spec: Fabric
     tiers: tuple[ResolvedTier, ...]
     nic: Nic | None          # the server adapter on this fabric (None: the server has no such link)
-    links_per_server: int    # cables from one server to this fabric
-    nic_speed_gbps: float
+    links_per_server: int    # links from one server to this fabric, at the fabric's speed
+    nic_speed_gbps: float    # the speed the server's links run at natively
+    ports_per_nic_port: int = 1   # fabric-speed links one native NIC port gives (a 800G port as 2 x 400G)
+    ports_per_cage: int = 1       # links sharing one server cage (twin-port OSFP)
+
+    @property
+    def speed_mismatch(self) -> bool:
+        """The server's links cannot run at the fabric's speed (no breakout makes them match)."""
+        return bool(self.links_per_server) and self.nic_speed_gbps != self.spec.speed_gbps and \
+            self.ports_per_nic_port == 1
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,11 @@ class Resolved:
     @property
     def nvlink_domain_gpus(self) -> int:
         return self.design.compute.nvlink_domain_gpus or self.server.nvlink_domain_gpus
+
+    @property
+    def nvlink_domain_racks(self) -> int:
+        system = self.server.rack_system
+        return self.design.compute.nvlink_domain_racks or (system.racks_per_domain if system else 1)
 
     @property
     def gpus(self) -> int:
@@ -129,14 +142,33 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
                 tiers.append(ResolvedTier(role, switch, path[:-1]))
         links = server.links.get(name) if server else None
         nic = catalog.find("nic", links.nic) if links else None
-        fabrics[name] = ResolvedFabric(name, spec, tuple(tiers), nic, links.count if links else 0,
-                                       links.speed_gbps if links else 0.0)
+        split = _breakout(nic, links.speed_gbps, spec.speed_gbps) if links else 1
+        fabrics[name] = ResolvedFabric(name, spec, tuple(tiers), nic, links.count * split if links else 0,
+                                       links.speed_gbps if links else 0.0, split,
+                                       (links.ports_per_cage * split) if links else 1)
     if problems:
         raise DesignError(problems)
     data = load_data("defaults.yaml")
     assert gpu is not None and model is not None  # cross_checks guarantee a workload section
     return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
-                    _values(data["defaults"]), _values(data["layout"]))
+                    _values(data["defaults"]), _layout(design))
+
+
+def _layout(design: Design) -> dict[str, float]:
+    """Floor-plan figures: validator/data/layout.yaml, overridden by the design's `site.layout`."""
+    values = _values(load_data("layout.yaml"))
+    own = design.site.layout
+    if own is not None:
+        values.update({k: float(v) for k, v in own.model_dump().items() if v is not None})
+    return values
+
+
+def _breakout(nic: Nic | None, native_gbps: float, fabric_gbps: float) -> int:
+    """Links one native NIC port gives at the fabric speed: 1, or the NIC's published breakout (a
+    ConnectX-8 800G port as 2 x 400GbE); a speed the NIC cannot run is left to the link-speed rule."""
+    if nic is None or native_gbps == fabric_gbps:
+        return 1
+    return nic.breakout.get(int(fabric_gbps), 1)
 
 
 def _workload_key(design: Design) -> str:

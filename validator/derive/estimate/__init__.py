@@ -24,8 +24,7 @@ def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
     per_gpu = fab.links_per_server * fab.nic_speed_gbps / r.server.gpus
     ratio = 1.0
     for tier in topology.fabrics[fabric].tiers if fabric in topology.fabrics else []:
-        if tier.up_ports:
-            ratio = max(ratio, tier.down_ports * tier.down_speed_gbps / (tier.up_ports * tier.up_speed_gbps))
+        ratio = max(ratio, tier.ratio)
     return per_gpu / ratio
 
 

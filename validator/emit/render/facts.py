@@ -6,14 +6,15 @@ spine layer and one for the core (RFC 7938)."""
 from __future__ import annotations
 
 import ipaddress
-import math
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from validator.base.resources import load_data
-from validator.expand.topology import Topology, device_names, iter_links
+from validator.derive.links import iter_links
+from validator.expand.sizing import TierSize
+from validator.expand.topology import Topology
 from validator.resolve.catalog.entries import Switch
 
 ROUTED_FABRICS = ("compute", "storage", "inband")
@@ -76,36 +77,22 @@ def asn_for(fabric: str, role: str, index: int) -> int:
 
 
 class _PortNamer:
-    """Logical port -> cage and lanes: downlinks fill the first cages, uplinks the next."""
+    """Logical port -> front-panel cage, sub-port and lanes, from the tier's port layout."""
 
-    def __init__(self, switch: Switch, down_ports: int, down_speed: float, up_speed: float) -> None:
-        lanes = _plan()["lanes_per_cage"]
-        self.groups = switch.port_groups
-        self.lanes = int(lanes.get(switch.port_groups[0].form_factor, 4))
-        self.down_ports = down_ports
-        self.ppc_down = max(1, _ppc(switch, down_speed))
-        self.ppc_up = max(1, _ppc(switch, up_speed))
-        self.up_base = math.ceil(down_ports / self.ppc_down)
-
-    def place(self, number: int) -> tuple[int, int, int]:
-        """(cage, sub-port, ports per cage) of a 1-based logical port."""
-        if number <= self.down_ports:
-            return (number - 1) // self.ppc_down, (number - 1) % self.ppc_down, self.ppc_down
-        m = number - self.down_ports - 1
-        return self.up_base + m // self.ppc_up, m % self.ppc_up, self.ppc_up
+    def __init__(self, tier: TierSize) -> None:
+        self.layout = tier.layout
+        self.lanes = _plan()["lanes_per_cage"]
 
     def names(self, number: int) -> tuple[str, str, str, str]:
-        cage, sub, ppc = self.place(number)
-        per_port = max(1, self.lanes // ppc)
-        first = cage * self.lanes + sub * per_port
+        slot = self.layout.slot(number)
+        lanes_per_cage = int(self.lanes.get(slot.form_factor, 4))
+        cage, sub, ppc = slot.first_cage, slot.sub, slot.per_cage
+        per_port = max(1, lanes_per_cage // ppc)
+        first = cage * lanes_per_cage + sub * per_port
         lanes = ",".join(str(first + i) for i in range(per_port))
         nvue = f"swp{cage + 1}" if ppc == 1 else f"swp{cage + 1}s{sub}"
         eos = f"Ethernet{cage + 1}" if ppc == 1 else f"Ethernet{cage + 1}/{sub * per_port + 1}"
         return f"Ethernet{first}", eos, nvue, lanes
-
-
-def _ppc(switch: Switch, speed: float) -> int:
-    return max((g.ports_per_cage.get(int(speed), 0) for g in switch.port_groups), default=0)
 
 
 def switch_facts(topology: Topology, fabric: str) -> Iterator[SwitchFact]:
@@ -131,8 +118,8 @@ def switch_facts(topology: Topology, fabric: str) -> Iterator[SwitchFact]:
             ports[link.a_device].append((link.a_port, a_ip, z_ip, f"{link.z_device}:{link.z_port}", z_asn))
     serial = 0
     for tier in fab.tiers:
-        namer = _PortNamer(tier.switch, tier.down_ports, tier.down_speed_gbps, tier.up_speed_gbps)
-        for index, name in enumerate(device_names(topology, fabric, tier.role)):
+        namer = _PortNamer(tier)
+        for index, name in enumerate(fab.names(tier.role)):
             serial += 1
             fact = SwitchFact(fabric, fab.type, tier.role, name, tier.switch, asn_for(fabric, tier.role, index),
                               f"{loopbacks.network_address + serial}/32", lossless=spec.lossless)
@@ -158,5 +145,5 @@ def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
         if fab.type != "infiniband":
             continue
         engine = "ftree" if len(fab.tiers) > 1 else "minhop"
-        yield IbFabricFact(name, fab.switches, [{"role": t.role, "switch": t.switch.id, "count": t.count}
+        yield IbFabricFact(name, fab.switches, [{"role": t.role, "switch": t.switch.id, "count": fab.count(t.role)}
                                                 for t in fab.tiers], engine, topology.servers)

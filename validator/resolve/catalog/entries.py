@@ -55,6 +55,13 @@ class RackSystem(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     servers_per_rack: int = Field(ge=1)
     extra_rack_units: int = Field(ge=0)
+    racks_per_domain: int = Field(1, ge=1, description="Racks one NVLink domain spans (2 for NVL36x2)")
+    inter_rack_nvlink_cables: int | None = Field(None, ge=0, description="NVLink cables between the racks of "
+                                                 "one domain (null: not published)")
+    mgmt_ports: int = Field(0, ge=0, description="Out-of-band management ports of the rack system itself "
+                            "(NVLink switch trays, power shelves), per rack")
+    mgmt_switches: int = Field(0, ge=0, description="Out-of-band (management) switches built into the rack "
+                               "system, counted in extra_rack_units")
     description: str
     source: Source
 
@@ -80,6 +87,8 @@ class Nic(_Entry):
     form_factor: str
     host_interface: str
     protocols: list[Literal["infiniband", "ethernet"]]
+    breakout: dict[int, int] = Field(default_factory=dict, description="port speed Gb/s -> links one port "
+                                     "gives at that speed, where the NIC splits a port (ConnectX-8: {400: 2})")
     power_w: float | None = Field(None, gt=0)
     price_usd: Price = None
 

@@ -1,0 +1,67 @@
+"""Port truth, checked on the cabling plan itself (the link tuples every output reads).
+
+- no port of any device is used twice (switch ports, server ports, management ports);
+- no switch carries more links than its tier's port layout holds, and every port number it uses
+  exists in that layout (so the cage and breakout behind it exist on the switch);
+- where the sizing reports no striping problem, every connected switch pair between two tiers carries
+  the same number of links;
+- each tier's port bandwidth, down over up, is within the taper the design asked for, and every
+  server link of every server is in the plan exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from validator.derive.links import link_tuples
+from validator.expand.topology import Topology
+
+
+def check_port_truth(topology: Topology) -> dict[str, Counter[tuple[str, str]]]:
+    """Assert the invariants on every fabric; returns the links per switch-pair tier for the caller."""
+    pairs_by_fabric: dict[str, Counter[tuple[str, str]]] = {}
+    for name, fab in topology.fabrics.items():
+        if not fab.buildable:
+            continue
+        used: set[tuple[str, int, object]] = set()
+        per_switch: Counter[tuple[str, int]] = Counter()
+        pairs: Counter[tuple[str, int, str, int]] = Counter()
+        server_links = 0
+        for a_role, a_idx, a_port, z_role, z_idx, z_port, _speed in link_tuples(topology, name):
+            a_key, z_key = (a_role, a_idx, a_port), (z_role, z_idx, z_port)
+            assert a_key not in used, f"{name}: port used twice: {a_key}"
+            assert z_key not in used, f"{name}: port used twice: {z_key}"
+            used.add(a_key)
+            used.add(z_key)
+            tier = fab.tier(z_role)
+            assert tier is not None
+            assert 1 <= z_port <= tier.down_ports, f"{name}: {z_role} {z_idx} port {z_port} > {tier.down_ports} down"
+            tier.layout.slot(z_port)           # the port exists in a cage of the switch
+            per_switch[(z_role, z_idx)] += 1
+            if a_role in ("leaf", "spine", "core"):
+                lower = fab.tier(a_role)
+                assert lower is not None and isinstance(a_port, int)
+                assert lower.down_ports < a_port <= lower.down_ports + lower.up_ports
+                lower.layout.slot(a_port)
+                per_switch[(a_role, a_idx)] += 1
+                pairs[(a_role, a_idx, z_role, z_idx)] += 1
+            elif a_role == "server":
+                server_links += 1
+        for (role, idx), n in per_switch.items():
+            tier = fab.tier(role)
+            assert tier is not None
+            assert n <= tier.down_ports + tier.up_ports, f"{name}: {role} {idx} carries {n} links"
+            assert n <= tier.switch.ports_at(tier.down_speed_gbps) + tier.switch.ports_at(tier.up_speed_gbps)
+        assert server_links == topology.servers * topology.resolved.fabrics[name].links_per_server
+        striping = any(p.rule == "NET006" for p in fab.problems)
+        by_tier: dict[tuple[str, str], set[int]] = {}
+        for (a_role, _a, z_role, _z), n in pairs.items():
+            by_tier.setdefault((a_role, z_role), set()).add(n)
+        if not striping:
+            for key, counts in by_tier.items():
+                assert len(counts) == 1, f"{name}: {key} pairs carry unequal link counts {sorted(counts)}"
+        for tier in fab.tiers:
+            if tier.up_ports:
+                assert tier.down_ports * tier.down_speed_gbps <= tier.up_ports * tier.up_speed_gbps * tier.taper + 1e-6
+        pairs_by_fabric[name] = Counter({k: len(v) for k, v in by_tier.items()})
+    return pairs_by_fabric

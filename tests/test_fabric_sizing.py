@@ -1,0 +1,121 @@
+"""Fabric sizing reproduces the NVIDIA DGX SuperPOD reference architectures at every SU count their
+tables list (tests/reference/superpod-fabric-tables.csv, each row with its source), and the cabling plan
+of every one of them keeps port truth (tests/invariants.py).
+
+How each RA is written as a design, from the RA text (tests/reference/README.md):
+- DGX H100 / B200: 32 DGX per SU, 8 x NDR 400G per node, rail-optimized, QM9700 leaves and spines; Table 4
+  removes one DGX slot for the whole SuperPOD for UFM, which takes 4 leaf ports.
+- DGX B300 XDR: 72 DGX B300 per SU, 8 x 800G XDR (ConnectX-8) per node, Quantum-X800 Q3400 (144 x 800G).
+- DGX B300 Spectrum-X: 64 DGX B300 per SU, twin-planar: each ConnectX-8 gives 2 x 400GbE, one per plane;
+  SN5600 (64 x 800G OSFP as 128 x 400G).
+- DGX GB200: SU = 8 NVL72 racks of 18 compute trays; 4 rails (one per GPU of a tray), a leaf per rack per
+  rail, spine-leaf groups of 8 leaves joined by 6 core groups (a declared core tier).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import topology_of, training
+from tests.invariants import check_port_truth
+from validator.derive.links import summarize
+
+TABLES = Path(__file__).resolve().parent / "reference" / "superpod-fabric-tables.csv"
+with open(TABLES, newline="", encoding="utf-8") as _fh:
+    ROWS = list(csv.DictReader(_fh))
+
+
+def _pair(switch: str) -> dict[str, Any]:
+    return {"leaf": {"switch": switch}, "spine": {"switch": switch}}
+
+
+def _design(row: dict[str, str]) -> dict[str, Any]:
+    family, su = row["family"], int(row["su"])
+    tiers: dict[str, Any]
+    if family.startswith(("h100", "b200")):
+        server = "dgx-h100" if family.startswith("h100") else "dgx-b200"
+        fabric: dict[str, Any] = {"type": "infiniband", "speed_gbps": 400, "topology": "rail-optimized",
+                                  "scalable_unit": {"servers": 32},
+                                  "tiers": _pair("qm9700")}
+        if family.endswith("table4"):
+            fabric["extra_endpoints"] = [{"name": "ufm", "count": 1, "ports": 4}]
+        compute = {"server": server, "count": int(row["nodes"]), "servers_per_rack": 4}
+    elif family == "b300-xdr":
+        fabric = {"type": "infiniband", "speed_gbps": 800, "topology": "rail-optimized",
+                  "scalable_unit": {"servers": 72}, "tiers": _pair("q3400")}
+        compute = {"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}
+    elif family == "b300-spectrum-x":
+        fabric = {"type": "roce", "speed_gbps": 400, "topology": "rail-optimized", "planes": 2, "plane_of": "port",
+                  "scalable_unit": {"servers": 64}, "tiers": _pair("sn5600")}
+        compute = {"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}
+    else:
+        racks = 8 * su
+        tiers = {**_pair("qm9700"), "core": {"switch": "qm9700"}}
+        tiers["leaf"]["downlinks"] = 18
+        fabric = {"type": "infiniband", "speed_gbps": 400, "topology": "rail-optimized",
+                  "scalable_unit": {"racks": 8}, "tiers": tiers}
+        compute = {"server": "gb200-nvl72-tray", "count": racks * 18, "servers_per_rack": 18}
+    return training(compute, fabric)
+
+
+def _num(text: str) -> int | None:
+    return int(text) if text else None
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['family']}-{r['su']}su")
+def test_reference_architecture_counts(row):
+    topo = topology_of(_design(row))
+    fab = topo.fabrics["compute"]
+    assert fab.buildable and not [p for p in fab.problems if p.rule != "NET006"], fab.problems
+    assert fab.count("leaf") == int(row["leaf"])
+    assert fab.count("spine") == int(row["spine"])
+    assert fab.count("core") == (_num(row["core"]) or 0)
+    summary = summarize(topo, "compute")
+    bundles = {(b.a, b.z): b.count for b in summary.bundles}
+    node_leaf = bundles.get(("server", "leaf"), 0) + bundles.get(("ufm", "leaf"), 0)
+    leaf_spine, spine_core = bundles.get(("leaf", "spine"), 0), bundles.get(("spine", "core"), 0)
+    leaf = fab.tier("leaf")
+    if row["family"] == "b300-spectrum-x":
+        # the RA counts connections per 800G OSFP cage, each carrying two 400GbE links (one per plane)
+        assert node_leaf == 2 * int(row["node_leaf"])
+        assert topo.servers * fab.links_per_server // 2 == int(row["node_leaf"])   # two links per server cage
+        up_cages = len({(s.group, s.cage) for s in leaf.layout.slots[leaf.down_ports:]})
+        assert fab.count("leaf") * up_cages == int(row["leaf_spine"])
+    else:
+        if row["node_leaf"]:
+            assert node_leaf == int(row["node_leaf"])
+        if row["leaf_spine"]:
+            assert leaf_spine == int(row["leaf_spine"])
+        if row["spine_core"]:
+            assert spine_core == int(row["spine_core"])
+    check_port_truth(topo)
+
+
+def test_three_su_h100_uses_the_next_divisor():
+    """24 leaves x 32 uplinks need 12 spines of 64 ports, but 32 is not divisible by 12: the RA uses 16
+    (2 links per leaf-spine pair), as the sizing does without being told."""
+    row = next(r for r in ROWS if r["family"] == "h100-table4" and r["su"] == "3")
+    topo = topology_of(_design(row))
+    pairs = check_port_truth(topo)["compute"]
+    assert topo.fabrics["compute"].count("spine") == 16
+    assert pairs[("leaf", "spine")] == 1      # one link count for every leaf-spine pair...
+    summary = summarize(topo, "compute")
+    assert {b.count for b in summary.bundles if b.a == "leaf"} == {24 * 32}   # ... 768 links = 24 x 32 = 16 x 48
+
+
+def test_gb200_spine_leaf_groups_as_the_ra_text_says():
+    """RA-11338-001: per SU 4 spine-leaf groups (one per rail) of 8 leaves and 6 spines, 6 core groups."""
+    row = next(r for r in ROWS if r["family"] == "gb200" and r["su"] == "4")
+    topo = topology_of(_design(row))
+    plane = topo.fabrics["compute"].plane
+    assert (plane.rails, plane.leaves_per_rail, plane.leaves_per_pod, plane.spines_per_pod) == (4, 8, 8, 6)
+    # 18 uplinks per leaf over 6 spines = 3 links each; a spine takes 8 x 3 = 24 down and sends 24 up
+    spine = topo.fabrics["compute"].tier("spine")
+    assert (spine.down_ports, spine.up_ports) == (24, 24)
+    # cores: 16 pods x 24 uplinks of spine j = 384 links per core group / 64 ports = 6 cores, 4 links per pair
+    assert plane.cores_per_group == 6
+

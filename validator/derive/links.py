@@ -1,0 +1,292 @@
+"""The link plan: every cable of every fabric, with both ends and their ports. Stage 4 (derive).
+
+Every later output reads this one list: `describe` its counts, the BOM its media tally, `cabling` its
+rows, `render` each switch's ports and neighbours. Links are generated on demand as plain tuples,
+so a 100k-GPU design never holds them as objects:
+
+    (a_role, a_index, a_port, z_role, z_index, z_port, speed_gbps)
+
+A end = the lower tier (server, appliance, leaf, spine), Z end = the switch above it. Switch indices
+count over every plane (plane-major); ports are 1-based logical ports of the switch at the link's
+speed (`validator.expand.ports` places them in cages), a switch management port is "mgmt".
+
+Ports are assigned by arithmetic from the sizing, not by counters, so the same port never comes
+out twice and no port number exceeds what the sizing reserved (the property tests check both on
+the links themselves):
+
+- server s, link l: plane, rail and rail position from the NIC layout; leaf = rail group of the SU;
+  leaf port = (position of s among the leaf's servers) x links per rail + k + 1;
+- appliances take the free downlink ports, lowest leaf first, then their own leaves;
+- leaf i uplink u -> spine u mod S (of its pod), at spine port (i's place in the pod) x ceil(U/S) + m + 1
+  for its m-th link to that spine; spine -> core likewise, spine j of every pod to core group j.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from validator.expand.sizing import PlaneSize
+from validator.expand.topology import SWITCH_ROLES, FabricTopology, Topology
+
+LinkTuple = tuple[str, int, "int | str", str, int, int, float]
+
+
+@dataclass(frozen=True)
+class Link:
+    """One cable run with device names: A end (lower tier) to Z end."""
+
+    fabric: str
+    a_device: str
+    a_port: int | str
+    z_device: str
+    z_port: int
+    speed_gbps: float
+    a_role: str
+    z_role: str
+    a_index: int
+    z_index: int
+
+
+def server_slots(topology: Topology, fabric: str) -> list[tuple[int, int, int]]:
+    """(plane, rail, position within the rail) of each of a server's links on a fabric, by link index.
+
+    Links are numbered NIC by NIC (NIC n, sub-port q of a broken-out port: l = n x split + q).
+    """
+    fab = topology.fabrics[fabric]
+    rf = topology.resolved.fabrics[fabric]
+    spec = rf.spec
+    links, split, planes = rf.links_per_server, max(1, rf.ports_per_nic_port), fab.planes
+    plane = fab.plane
+    out = []
+    for link in range(links):
+        nic, q = divmod(link, split)
+        if spec.topology == "rail-only":
+            p, pos = link, 0
+        elif spec.plane_of == "port" and planes > 1:
+            p, pos = q % planes, nic * max(1, split // planes) + q // planes
+        else:
+            p, pos = nic % planes, (nic // planes) * split + q
+        if spec.topology == "rail-optimized":
+            mapping = spec.nic_to_rail
+            rail = (mapping[pos] if mapping and pos < len(mapping) else pos) % plane.rails
+            out.append((p, rail, 0))
+        else:
+            out.append((p, pos % plane.rails, pos // plane.rails))
+    return out
+
+
+def _leaf_servers(plane: PlaneSize, servers: int, leaf: int) -> int:
+    """Servers cabled to server leaf `leaf` (local to its plane)."""
+    per_su = plane.rails * plane.leaves_per_rail
+    su, k = divmod(leaf, per_su)
+    r = k % plane.leaves_per_rail
+    present = min(plane.su_servers, servers - su * plane.su_servers)
+    first = r * plane.servers_per_leaf
+    return max(0, min(plane.servers_per_leaf, present - first))
+
+
+def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
+    """Every link of a fabric in a stable order (servers, appliances, then tier by tier upwards)."""
+    fab = topology.fabrics[fabric]
+    if not fab.buildable:
+        return
+    if fabric == "oob":
+        yield from _oob_links(topology, fab)
+        yield from _uplinks(fab.plane, 0)
+        return
+    plane = fab.plane
+    leaf = plane.tiers[0]
+    leaves = leaf.count
+    speed = fab.speed_gbps
+    if fab.links_per_server:
+        slots = server_slots(topology, fabric)
+        per_su = plane.rails * plane.leaves_per_rail
+        spl, ppr, lpr, su_size = plane.servers_per_leaf, plane.ports_per_rail, plane.leaves_per_rail, plane.su_servers
+        for s in range(topology.servers):
+            su, pos = divmod(s, su_size)
+            r, at = divmod(pos, spl)
+            base = su * per_su + r
+            for link, (p, rail, k) in enumerate(slots):
+                yield ("server", s, link + 1, "leaf", p * leaves + base + rail * lpr, at * ppr + k + 1, speed)
+    yield from _appliance_links(topology, fab)
+    for p in range(fab.planes):
+        yield from _uplinks(plane, p)
+
+
+def _oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
+    """Management ports to the out-of-band leaves of their rack (or group), spread evenly over them."""
+    speed = fab.speed_gbps
+    for unit in topology.racks.oob_units:
+        k = 0
+        for role, first, count in unit.endpoints:
+            for index in range(first, first + count):
+                leaf, slot = unit.first_leaf + k % unit.leaves, k // unit.leaves
+                port: int | str = 1 if role in ("server", "storage") else "mgmt"
+                yield (role, index, port, "leaf", leaf, slot + 1, speed)
+                k += 1
+
+
+def _appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
+    """Appliances fill free leaf downlink ports, lowest leaf first, on every plane."""
+    plane = fab.plane
+    leaf = plane.tiers[0]
+    endpoints = list(_appliances(topology, fab.name))
+    if not endpoints:
+        return
+    used = [_leaf_servers(plane, topology.servers, i) * plane.ports_per_rail if i < plane.server_leaves else 0
+            for i in range(leaf.count)]
+    for p in range(fab.planes):
+        cursor = 0
+        next_port = list(used)
+        for role, index, port in endpoints:
+            while next_port[cursor] >= leaf.down_ports:
+                cursor += 1
+            next_port[cursor] += 1
+            yield (role, index, port, "leaf", p * leaf.count + cursor, next_port[cursor], fab.speed_gbps)
+
+
+def _appliances(topology: Topology, fabric: str) -> Iterator[tuple[str, int, int | str]]:
+    """Non-server endpoints of a fabric: (role, index, port)."""
+    spec = getattr(topology.resolved.design.fabrics, fabric)
+    for e in spec.extra_endpoints:
+        for i in range(e.count):
+            for p in range(e.ports):
+                yield e.name, i, p + 1
+    storage = topology.resolved.design.storage
+    if fabric == "oob":
+        for name, other in topology.fabrics.items():
+            if name == "oob":
+                continue
+            for tier in other.tiers:
+                for i in range(other.count(tier.role) * tier.switch.mgmt_ports):
+                    yield f"{name}/{tier.role}", i, "mgmt"
+    if storage and storage.nodes and fabric in ("storage", "oob"):
+        per_node = storage.nodes.ports if fabric == "storage" else 1
+        for i in range(storage.nodes.count):
+            for p in range(per_node):
+                yield "storage", i, p + 1
+
+
+def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
+    tiers = plane.tiers
+    if len(tiers) < 2:
+        return
+    leaf, spine = tiers[0], tiers[1]
+    per_pod = plane.leaves_per_pod
+    spines = plane.spines_per_pod
+    up, down = leaf.up_ports, leaf.down_ports
+    stride = math.ceil(up / spines)
+    lb, sb = p * leaf.count, p * spine.count
+    three = len(tiers) == 3
+    for i in range(leaf.count):
+        pod, q = divmod(i, per_pod) if three else (0, i)
+        for u in range(up):
+            j, m = u % spines, u // spines
+            yield ("leaf", lb + i, down + u + 1, "spine", sb + pod * spines + j, q * stride + m + 1,
+                   leaf.up_speed_gbps)
+    if not three:
+        return
+    core = tiers[2]
+    per_group = plane.cores_per_group
+    s_up, s_down = spine.up_ports, spine.down_ports
+    stride = math.ceil(s_up / per_group)
+    cb = p * core.count
+    for g in range(spine.count):
+        pod, j = divmod(g, spines)
+        for v in range(s_up):
+            c, m = v % per_group, v // per_group
+            yield ("spine", sb + g, s_down + v + 1, "core", cb + j * per_group + c, pod * stride + m + 1,
+                   spine.up_speed_gbps)
+
+
+def device_namer(topology: Topology, fabric: str, role: str) -> Callable[[int], str]:
+    """Name of device `index` of a role on a fabric (servers, switches, storage, appliances)."""
+    if role == "server":
+        return lambda i: f"node{i + 1:05d}"
+    if role == "storage":
+        return lambda i: f"storage{i + 1:04d}"
+    if role == "rack-system":
+        per = topology.resolved.server.rack_system
+        ports = per.mgmt_ports if per and per.mgmt_ports else 1
+        return lambda i: f"rack{i // ports + 1:05d}-system-mgmt{i % ports + 1}"
+    if "/" in role:  # a switch of another fabric, by its management port
+        other, tier = role.split("/")
+        return topology.fabrics[other].namer(tier)
+    if role in SWITCH_ROLES:
+        return topology.fabrics[fabric].namer(role)
+    return lambda i: f"{fabric}-{role}{i + 1:04d}"
+
+
+def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
+    """Every link of a fabric with device names (the cabling plan and the configurations)."""
+    namers: dict[str, Callable[[int], str]] = {}
+
+    def name(role: str, index: int) -> str:
+        if role not in namers:
+            namers[role] = device_namer(topology, fabric, role)
+        return namers[role](index)
+
+    for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(topology, fabric):
+        yield Link(fabric, name(a_role, a_idx), a_port, name(z_role, z_idx), z_port, speed, a_role, z_role,
+                   a_idx, z_idx)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """`count` links of one kind: from devices of role `a` to the tier `z` above."""
+
+    fabric: str
+    a: str
+    z: str
+    count: int
+    speed_gbps: float
+
+
+@dataclass(frozen=True)
+class Busiest:
+    """The switch of a tier with the most ports in use, and how many it has."""
+
+    role: str
+    index: int
+    name: str
+    down: int
+    up: int
+    capacity: int       # logical ports the tier's layout reserves per switch
+
+
+@dataclass(frozen=True)
+class LinkSummary:
+    """What one pass over a fabric's links says: bundles (for describe), the busiest switch per tier."""
+
+    fabric: str
+    links: int
+    bundles: tuple[Bundle, ...]
+    busiest: tuple[Busiest, ...]
+
+
+def summarize(topology: Topology, fabric: str) -> LinkSummary:
+    """Count a fabric's links by bundle and its switches' used ports, in one pass over the tuples."""
+    fab = topology.fabrics[fabric]
+    bundles: dict[tuple[str, str, float], int] = {}
+    down_used: dict[str, list[int]] = {t.role: [0] * fab.count(t.role) for t in fab.tiers}
+    up_used: dict[str, list[int]] = {t.role: [0] * fab.count(t.role) for t in fab.tiers}
+    total = 0
+    for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(topology, fabric):
+        total += 1
+        key = (a_role.split("/")[0] + "-mgmt" if "/" in a_role else a_role, z_role, speed)
+        bundles[key] = bundles.get(key, 0) + 1
+        down_used[z_role][z_idx] += 1
+        if a_role in up_used:
+            up_used[a_role][a_idx] += 1
+    busiest = []
+    for t in fab.tiers:
+        counts = [d + u for d, u in zip(down_used[t.role], up_used[t.role], strict=True)]
+        if not counts:
+            continue
+        i = max(range(len(counts)), key=lambda k: (counts[k], -k))
+        busiest.append(Busiest(t.role, i, fab.namer(t.role)(i), down_used[t.role][i], up_used[t.role][i],
+                               t.down_ports + t.up_ports))
+    return LinkSummary(fabric, total, tuple(Bundle(fabric, a, z, n, s) for (a, z, s), n in bundles.items()),
+                       tuple(busiest))
