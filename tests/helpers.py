@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GOLDEN = Path(__file__).resolve().parent / "golden"
-SHARED = ROOT.parent / "shared"
+REFERENCE = Path(__file__).resolve().parent / "reference"
 UPDATE = bool(os.environ.get("UPDATE_GOLDEN"))
 
 

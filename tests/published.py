@@ -1,4 +1,4 @@
-"""The published runs of shared/reference/published-runs.csv as estimator inputs, and the figure each
+"""The published runs of tests/reference/published-runs.csv as estimator inputs, and the figure each
 row publishes. Used by tests/test_estimator_accuracy.py and benchmarks/accuracy.py.
 
 Where a row leaves a setting blank, the assumption is written here once, for every row alike:
@@ -18,8 +18,8 @@ from validator.derive.estimate.training import TrainingSetup
 from validator.resolve.catalog import builtin_catalog
 from validator.resolve.catalog.entries import LlmModel
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-CSV = SHARED / "reference" / "published-runs.csv"
+REFERENCE = Path(__file__).resolve().parent / "reference"
+CSV = REFERENCE / "published-runs.csv"
 NEMO = yaml.safe_load((Path(__file__).resolve().parent / "reference" / "nemo-models.yaml").read_text())
 GPU = {"A100-SXM4-80GB": "a100-80gb-sxm", "H100-SXM5-80GB": "h100-sxm", "H200-SXM-141GB": "h200-sxm"}
 FABRIC_GBPS = {"a100-80gb-sxm": 200.0, "h100-sxm": 400.0, "h200-sxm": 400.0}   # per GPU, per the CSV

@@ -1,4 +1,4 @@
-"""Validate a SONiC config_db.json against the SONiC YANG models (shared/schemas-external/sonic-yang).
+"""Validate a SONiC config_db.json against the SONiC YANG models (tests/reference/sonic-yang, copied with its licence).
 
 As the README beside the models says: convert config_db to RFC 7951 YANG JSON (each table under the
 module whose top container holds a container of that name; `|`-separated keys onto the list whose key
@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-YANG_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "schemas-external" / "sonic-yang"
+YANG_DIR = Path(__file__).resolve().parent / "reference" / "sonic-yang"
 _INT32 = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
 
 

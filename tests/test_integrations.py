@@ -38,41 +38,56 @@ def design_repo(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory):
-    return tmp_path_factory.mktemp("pre-commit-home")
+def hooks(tmp_path_factory):
+    """One snapshot of this checkout (committed and uncommitted files) as a hook repository at a fixed
+    commit, and one PRE_COMMIT_HOME: pre-commit builds the hook environment once for every hook test."""
+    snapshot = tmp_path_factory.mktemp("hook-repo")
+    files = _git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, snapshot / name)
+    _git(snapshot, "init", "-q", "-b", "main")
+    _git(snapshot, "add", ".")
+    _git(snapshot, "commit", "-qm", "snapshot")
+    return snapshot, _git(snapshot, "rev-parse", "HEAD").strip(), tmp_path_factory.mktemp("pre-commit-home")
 
 
-def _try_repo(repo: Path, home: Path, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+def _run_hook(repo: Path, hooks: tuple[Path, str, Path], hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+    snapshot, rev, home = hooks
+    config = home / f"{hook}.yaml"      # outside the design repository: not one of its YAML files
+    config.write_text(f"repos:\n  - repo: {snapshot}\n    rev: {rev}\n    hooks:\n      - id: {hook}\n")
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
-    args = [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--verbose"]
+    args = [sys.executable, "-m", "pre_commit", "run", "-c", str(config), hook, "--verbose"]
     args += ["--files", *files] if files else ["--all-files"]
     return subprocess.run(args, cwd=repo, capture_output=True, text=True, env=env, timeout=900)
 
 
-def test_pre_commit_validate_hook(design_repo, pre_commit_home):
-    good = _try_repo(design_repo, pre_commit_home, "clusterplan-validate", "good.yaml", "notes.yaml")
+def test_pre_commit_validate_hook(design_repo, hooks):
+    good = _run_hook(design_repo, hooks, "clusterplan-validate", "good.yaml", "notes.yaml")
     assert good.returncode == 0, good.stdout + good.stderr
-    bad = _try_repo(design_repo, pre_commit_home, "clusterplan-validate", "good.yaml", "bad.yaml")
+    bad = _run_hook(design_repo, hooks, "clusterplan-validate", "good.yaml", "bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "bad.yaml:10:21: error FAC001" in bad.stdout
 
 
-def test_pre_commit_whole_repo_hook(design_repo, pre_commit_home):
-    result = _try_repo(design_repo, pre_commit_home, "clusterplan-validate-all")
+def test_pre_commit_whole_repo_hook(design_repo, hooks):
+    result = _run_hook(design_repo, hooks, "clusterplan-validate-all")
     assert result.returncode == 1 and "bad.yaml:10:21" in result.stdout
     assert "2 designs checked" in result.stdout and "1 other YAML file skipped" in result.stdout
 
 
-def test_pre_commit_outputs_hook(design_repo, pre_commit_home):
+def test_pre_commit_outputs_hook(design_repo, hooks):
     (design_repo / ".clusterplan.yaml").write_text(
         "outputs:\n  - design: good.yaml\n    bom: generated/good.bom.json\n    cabling: generated/good.csv\n")
     _git(design_repo, "add", ".")
     _git(design_repo, "commit", "-qm", "declare outputs")
-    first = _try_repo(design_repo, pre_commit_home, "clusterplan-outputs-current")
+    first = _run_hook(design_repo, hooks, "clusterplan-outputs-current")
     assert first.returncode == 1 and "regenerated: generated/good.bom.json" in first.stdout
     _git(design_repo, "add", ".")
     _git(design_repo, "commit", "-qm", "generated")
-    second = _try_repo(design_repo, pre_commit_home, "clusterplan-outputs-current")
+    second = _run_hook(design_repo, hooks, "clusterplan-outputs-current")
     assert second.returncode == 0, second.stdout + second.stderr
 
 

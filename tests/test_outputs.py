@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from tests.helpers import FIXTURES, ROOT, SHARED, check_golden, cli, rel
+from tests.helpers import FIXTURES, REFERENCE, ROOT, check_golden, cli, rel
 from validator.emit import ci
 from validator.emit.report import report_json
 from validator.pipeline import analyze
@@ -24,7 +24,7 @@ def analyses():
 
 def test_sarif_golden_and_valid(analyses):
     log = ci.sarif(analyses, ROOT)
-    schema = json.loads((SHARED / "schemas-external" / "sarif-2.1.0.json").read_text())
+    schema = json.loads((REFERENCE / "schemas" / "sarif-2.1.0.json").read_text())
     jsonschema.Draft4Validator(schema).validate(log)
     driver = log["runs"][0]["tool"]["driver"]
     assert driver["name"] == "clusterplan" and driver["rules"]

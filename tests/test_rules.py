@@ -141,3 +141,33 @@ def test_rules_and_explain_commands():
     assert code == 0 and "Source: shared/docs/domain.md" in out
     code, _, err = cli("explain", "TRN02")
     assert code == 2 and "did you mean" in err
+
+
+def test_waiver_policy_is_a_rule_that_can_be_set_off_or_lowered(tmp_path):
+    extra = "waivers:\n  - {rule: FAC001, reason: temporary, owner: dc-ops, expires: 2026-01-01}\n"
+    topo = _with(tmp_path, "FAC001.yaml", extra + "severity: {WVR001: 'off'}\n")
+    assert [f.rule for f in run_rules(topo, today=date(2026, 12, 2))] == ["FAC001"]
+    topo = _with(tmp_path, "FAC001.yaml", extra + "severity: {WVR001: info}\n")
+    assert {(f.rule, f.severity) for f in run_rules(topo, today=date(2026, 12, 2))} == {("FAC001", "error"),
+                                                                                         ("WVR001", "info")}
+
+
+def test_repository_waivers_and_severities_reach_every_command(tmp_path):
+    """A waiver and a severity in .clusterplan.yaml apply in validate, the workbook's findings and diff alike."""
+    import shutil
+
+    (tmp_path / ".git").mkdir()
+    shutil.copy(FIXTURES / "rules" / "FAC001.yaml", tmp_path / "d.yaml")
+    shutil.copy(FIXTURES / "rules" / "FAC002.yaml", tmp_path / "e.yaml")
+    (tmp_path / ".clusterplan.yaml").write_text(
+        "severity: {FAC002: warning}\n"
+        "waivers:\n  - {rule: FAC001, design: 'd.yaml', reason: busway upgrade in Q3, owner: dc-ops}\n")
+    from validator.read.config import RunConfig, load_config
+
+    run = RunConfig(load_config(tmp_path / ".clusterplan.yaml"), tmp_path / ".clusterplan.yaml")
+    d, e = analyze(tmp_path / "d.yaml", "d.yaml", run), analyze(tmp_path / "e.yaml", "e.yaml", run)
+    assert [(f.rule, f.waived) for f in d.findings] == [("FAC001", True)]
+    assert [(f.rule, f.severity) for f in e.findings] == [("FAC002", "warning")]
+    from validator.workflows.diff import compare
+
+    assert compare(tmp_path / "d.yaml", tmp_path / "d.yaml", "d.yaml", run).head.metrics["errors"] == 0

@@ -23,6 +23,7 @@ from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
 from validator.expand.topology import Topology, build_topology
+from validator.read.config import RunConfig
 from validator.read.design_file import read_design
 from validator.resolve.catalog import load_catalog
 from validator.resolve.resolved import resolve
@@ -97,16 +98,19 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
     return topology
 
 
-def analyze(path: Path, display: str | None = None, severity: dict[str, str] | None = None) -> Analysis:
+def analyze(path: Path, display: str | None = None, run: RunConfig | None = None) -> Analysis:
     """read -> resolve -> expand -> derive -> check for one design. Never raises for a bad design.
 
-    `severity` holds repository-wide overrides (.clusterplan.yaml); the design's own win over them.
+    `run` carries the repository's severities and waivers (.clusterplan.yaml); the design's own win.
     Derived facts are computed lazily: a rule or an output that needs one computes it once.
     """
     display = display or display_name(path)
+    run = run or RunConfig()
     try:
         topology = load_topology(path, display)
     except DesignError as exc:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
     derived = Derived(topology)
-    return Analysis(display, run_rules(topology, derived, severity_overrides=severity), topology, derived)
+    findings = run_rules(topology, derived, today=run.today, severity_overrides=run.severity,
+                         repo_waivers=run.waivers_for(path))
+    return Analysis(display, findings, topology, derived)

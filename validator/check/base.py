@@ -27,6 +27,7 @@ class Hit:
     path: Path
     severity: str | None = None   # None: the rule's (possibly overridden) severity
     hint: str = ""
+    slug: str = ""                # a more specific slug than the rule's (e.g. expired-waiver)
 
 
 Check = Callable[["Context"], Iterator[Hit]]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
+from validator.base.findings import Finding
 from validator.base.resources import load_data
 from validator.derive import Derived
 from validator.expand.sizing import Problem
 from validator.expand.topology import Topology
-from validator.read.model import Design, Inference, Training
+from validator.read.model import Design, Inference, Training, Waiver
 from validator.resolve.resolved import Resolved
 
 
@@ -22,6 +24,10 @@ class Context:
     topology: Topology
     derived: Derived
     overrides: dict[str, float] = field(default_factory=dict)
+    # what the waiver rule (WVR001) works on, set by the engine after the other rules have run
+    findings: list[Finding] = field(default_factory=list)
+    repo_waivers: list[Waiver] = field(default_factory=list)
+    today: date | None = None
 
     @property
     def resolved(self) -> Resolved:

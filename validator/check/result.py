@@ -18,5 +18,11 @@ class Analysis:
     derived: Derived | None = None
 
     @property
+    def facts(self) -> Derived:
+        """The derived facts of a design that could be read and expanded (callers check `topology` first)."""
+        assert self.derived is not None, "an analysis without a topology has no derived facts"
+        return self.derived
+
+    @property
     def resolved(self) -> Resolved | None:
         return self.topology.resolved if self.topology else None

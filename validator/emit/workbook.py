@@ -11,6 +11,7 @@ from typing import Any
 
 from validator import __version__
 from validator.base.findings import Finding
+from validator.check.result import Analysis
 from validator.derive.bom import Bom
 from validator.expand.topology import Topology
 from validator.resolve.catalog import CATALOG_VERSION
@@ -67,17 +68,14 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
     }
 
 
-def build_workbook(path: Path, topology: Topology, timestamp: str | None = None) -> bytes:
-    """The whole workbook of a design (the xlsx format of `bom` and `cabling`)."""
-    from validator.check.engine import run_rules
-    from validator.derive.bom import build_bom
-    from validator.derive.cabling import Plan
-    from validator.derive.estimate import estimate
+def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None) -> bytes:
+    """The whole workbook of an analysed design (the xlsx format of `bom` and `cabling`): the findings
+    are the analysis's, with the run's severities and waivers, as `validate` reports them."""
     from validator.emit.xlsx import workbook_bytes
 
-    plan = Plan(topology)
-    bom = build_bom(topology, plan)
-    findings = run_rules(topology)
+    derived, topology = analysis.derived, analysis.topology
+    assert derived is not None and topology is not None
     stamp = design_timestamp(path, timestamp)
-    return workbook_bytes(bom, plan, findings, summary(topology, bom, estimate(topology), findings, path, stamp),
-                          stamp)
+    bom, findings = derived.bom, analysis.findings
+    return workbook_bytes(bom, derived.cabling, findings, summary(topology, bom, derived.estimate, findings, path,
+                                                                   stamp), stamp)

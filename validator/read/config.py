@@ -1,7 +1,13 @@
-"""The repository configuration file `.clusterplan.yaml`: severity overrides for every design and the
-generated files the repository commits (checked by `clusterplan outputs` and its pre-commit hook).
+"""The repository configuration file `.clusterplan.yaml` and the `RunConfig` every command is given.
+
+`.clusterplan.yaml` holds what applies to every design of the repository: severity overrides, waivers
+(optionally limited to designs matching a glob) and the generated files the repository commits
+(checked by `clusterplan outputs` and its pre-commit hook). A design's own `severity:` and `waivers:`
+come first; the repository's apply where the design says nothing.
 
     severity: {TRN009: warning}
+    waivers:
+      - {rule: TRN002, design: "designs/zones-*.yaml", reason: "taper above the zones", owner: net-arch}
     outputs:
       - design: designs/cluster.yaml
         bom: generated/cluster.bom.json       # format from the suffix: .json .csv .md .txt .xlsx
@@ -11,6 +17,8 @@ generated files the repository commits (checked by `clusterplan outputs` and its
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from validator.base.errors import DesignError, Diagnostic
 from validator.read.loader import load_yaml, read_text
+from validator.read.model import Waiver
 
 CONFIG_NAME = ".clusterplan.yaml"
 
@@ -30,10 +39,48 @@ class Output(BaseModel):
     render: str | None = Field(None, description="Directory for the rendered configurations.")
 
 
+class RepoWaiver(Waiver):
+    design: str | None = Field(None, max_length=500, description="Glob of design paths (relative to the "
+                               "configuration file) the waiver is limited to; default: every design.")
+
+
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
+    waivers: list[RepoWaiver] = Field(default_factory=list)
     outputs: list[Output] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What one run of clusterplan takes from its command line and `.clusterplan.yaml`. Every command
+    builds one and passes it down, so `validate`, `diff`, the workbook and the report cannot disagree
+    on severities or waivers."""
+
+    repo: RepoConfig = field(default_factory=RepoConfig)
+    config_path: Path | None = None
+    today: date | None = None
+
+    @property
+    def severity(self) -> dict[str, str]:
+        return dict(self.repo.severity)
+
+    def waivers_for(self, design: Path | None) -> list[Waiver]:
+        """The repository's waivers that apply to one design file."""
+        out: list[Waiver] = []
+        base = self.config_path.parent if self.config_path else Path.cwd()
+        for w in self.repo.waivers:
+            if w.design is None or (design is not None and _matches(design, base, w.design)):
+                out.append(Waiver(rule=w.rule, path=w.path, reason=w.reason, owner=w.owner, expires=w.expires))
+        return out
+
+
+def _matches(design: Path, base: Path, pattern: str) -> bool:
+    try:
+        rel = design.resolve().relative_to(base.resolve())
+    except ValueError:
+        return False
+    return rel.match(pattern)
 
 
 def find_config(start: Path) -> Path | None:

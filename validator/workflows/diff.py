@@ -19,6 +19,7 @@ from validator.base.errors import ToolError
 from validator.base.paths import display_name
 from validator.check.result import Analysis
 from validator.pipeline import analyze
+from validator.read.config import RunConfig
 
 # metric -> (label, unit, kind): kind "count" (absolute and %), "ratio" (points), "value" (absolute and %)
 METRICS: dict[str, tuple[str, str, str]] = {
@@ -68,19 +69,16 @@ class DesignDiff:
 
 
 def metrics_of(analysis: Analysis) -> dict[str, float | None]:
-    from validator.derive.bom import build_bom
-    from validator.derive.estimate import estimate
-
     out: dict[str, float | None] = {
         "errors": sum(f.severity == "error" and not f.waived for f in analysis.findings),
         "warnings": sum(f.severity == "warning" and not f.waived for f in analysis.findings),
     }
-    topo = analysis.topology
-    if topo is None:
+    topo, derived = analysis.topology, analysis.derived
+    if topo is None or derived is None:
         return out
-    bom = build_bom(topo)
+    bom = derived.bom
     qty = bom.totals["qty_by_category"]
-    est = estimate(topo)
+    est = derived.estimate
     out.update({
         "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
@@ -89,7 +87,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
     })
     for fabric, fab in topo.fabrics.items():
         for tier in fab.tiers:
-            out[f"switches.{fabric}.{tier.role}"] = tier.count
+            out[f"switches.{fabric}.{tier.role}"] = fab.count(tier.role)
     if est["kind"] == "training":
         out.update({k: est[k] for k in ("mfu", "tokens_per_s", "step_time_s", "time_to_train_days")})
     else:
@@ -98,15 +96,15 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
     return out
 
 
-def side(path: Path | None, display: str) -> Side | None:
+def side(path: Path | None, display: str, run: RunConfig | None = None) -> Side | None:
     if path is None:
         return None
-    analysis = analyze(path, display)
+    analysis = analyze(path, display, run)
     return Side(analysis, metrics_of(analysis))
 
 
-def compare(base: Path | None, head: Path | None, display: str) -> DesignDiff:
-    b, h = side(base, display), side(head, display)
+def compare(base: Path | None, head: Path | None, display: str, run: RunConfig | None = None) -> DesignDiff:
+    b, h = side(base, display, run), side(head, display, run)
     result = DesignDiff(display, b, h)
     before = {f.fingerprint: f for f in (b.analysis.findings if b else []) if not f.waived}
     after = {f.fingerprint: f for f in (h.analysis.findings if h else []) if not f.waived}
@@ -128,7 +126,7 @@ def _git(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
-def git_diffs(ref: str, paths: list[Path]) -> list[DesignDiff]:
+def git_diffs(ref: str, paths: list[Path], run: RunConfig | None = None) -> list[DesignDiff]:
     """Every design under `paths` that differs from `ref`, each side analysed from its own tree."""
     from validator.pipeline import looks_like_design
 
@@ -150,7 +148,7 @@ def git_diffs(ref: str, paths: list[Path]) -> list[DesignDiff]:
                 base_path = None
             if head_path is None and base_path is None:
                 continue
-            out.append(compare(base_path, head_path, display_name(root / name)))
+            out.append(compare(base_path, head_path, display_name(root / name), run))
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

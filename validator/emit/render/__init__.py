@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.base.resources import load_data, resource_dir
-from validator.derive.bom import build_bom
-from validator.derive.cabling import Plan
+from validator.check.result import Analysis
 from validator.emit import tables
 from validator.emit.files import write_atomic, write_atomic_lines
 from validator.emit.render.facts import ROUTED_FABRICS, SwitchFact, ib_facts, switch_facts
@@ -105,7 +104,7 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
                        env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
 
 
-def render_all(topology: Topology, out_dir: Path, user_templates: Path | None = None) -> list[str]:
+def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = None) -> list[str]:
     """Write the configurations, BOM and cabling plan under `out_dir`; returns the files written.
 
     Each file is written atomically; files already in `out_dir` that clusterplan did not write are
@@ -113,13 +112,15 @@ def render_all(topology: Topology, out_dir: Path, user_templates: Path | None = 
     """
     from validator.emit.progress import progress
 
+    topology, derived = analysis.topology, analysis.derived
+    assert topology is not None and derived is not None
     written = []
     total = sum(f.switches for f in topology.fabrics.values())
     for item in progress(render_configs(topology, user_templates), total, "configs"):
         write_atomic(out_dir / item.path, item.text)
         written.append(item.path)
-    plan = Plan(topology)
-    bom = build_bom(topology, plan)
+    plan = derived.cabling
+    bom = derived.bom
     write_atomic(out_dir / "bom.json", tables.bom_json(bom))
     write_atomic(out_dir / "bom.csv", tables.bom_csv(bom))
     write_atomic_lines(out_dir / "cabling.csv", tables.cabling_csv_rows(plan))

@@ -1,0 +1,47 @@
+"""NET009 backend-fabric: A backend fabric where GPUs talk across servers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from validator.check.base import Hit, Rule
+from validator.check.context import Context
+
+
+def backend_fabric(ctx: Context) -> Iterator[Hit]:
+    """A workload whose GPUs talk across servers has a backend (compute) fabric: every training job;
+    an inference replica larger than one server; prefill/decode disaggregation that moves the KV cache
+    over the compute fabric. An inference fleet whose replicas fit in one server needs none.
+
+    Source: shared/docs/domain.md sections 1 and 4 (independent replicas need no east-west fabric; a
+    replica split across devices, disaggregation and expert parallelism put state on the network).
+    Fix: add `fabrics.compute`, or shape the replicas to fit inside one server.
+    Example:
+        fabrics: {oob: ...}   # a training cluster with no compute fabric
+    """
+    if ctx.design.fabrics.compute is not None:
+        return
+    if ctx.design.training is not None:
+        yield Hit("a training cluster has no compute fabric for its gradient, pipeline and expert traffic",
+                  ("fabrics",))
+        return
+    inf = ctx.design.inference
+    if inf is None:
+        return
+    per_server = ctx.resolved.server.gpus
+    shapes: list[tuple[str | int, ...]] = [("inference", "replica", "gpus")]
+    replicas = [inf.replica]
+    if inf.disaggregation is not None:
+        replicas = [inf.disaggregation.prefill.replica, inf.disaggregation.decode.replica]
+        shapes = [("inference", "disaggregation", role, "replica", "gpus") for role in ("prefill", "decode")]
+        if inf.disaggregation.kv_transfer_fabric == "compute":
+            yield Hit("prefill/decode disaggregation moves the KV cache over the compute fabric, which the design "
+                      "does not have", ("inference", "disaggregation", "kv_transfer_fabric"))
+    for path, rep in zip(shapes, replicas, strict=True):
+        if rep.gpus > per_server:
+            yield Hit(f"a {rep.gpus}-GPU replica spans {-(-rep.gpus // per_server)} servers of {per_server} GPUs "
+                      "and needs a compute fabric between them", path)
+
+
+RULE = Rule("NET009", "backend-fabric", "A backend fabric where GPUs talk across servers", "error", "all",
+            backend_fabric)

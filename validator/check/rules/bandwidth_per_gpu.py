@@ -1,0 +1,37 @@
+"""TRN006 bandwidth-per-gpu: Compute fabric bandwidth per GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from validator.check.base import Hit, Rule
+from validator.check.context import Context
+
+
+def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
+    """A training compute fabric gives each GPU at least 400 Gb/s (warning below), never under 100 Gb/s
+    (error); one compute NIC per GPU.
+
+    Source: shared/docs/domain.md section 1 (400 Gb/s per GPU is standard; 25-100 Gb/s is inference
+    class); DGX SuperPOD RA (8 x NDR400 per DGX H100).
+    Fix: use servers with one 400G compute NIC per GPU.
+    Example:
+        compute: {server: pcie-l40s-8gpu}   # 4 x 200G for 8 GPUs = 100 Gb/s per GPU
+    """
+    fab = ctx.resolved.fabrics.get("compute")
+    gpus = ctx.resolved.server.gpus
+    per_gpu = fab.links_per_server * fab.nic_speed_gbps / gpus if fab else 0.0
+    path = ("compute", "server")
+    if per_gpu < ctx.threshold("training_bw_per_gpu_error_gbps"):
+        yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU; training needs at least "
+                  f"{ctx.threshold('training_bw_per_gpu_warn_gbps'):g}", path)
+    elif per_gpu < ctx.threshold("training_bw_per_gpu_warn_gbps"):
+        yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU, below the "
+                  f"{ctx.threshold('training_bw_per_gpu_warn_gbps'):g} Gb/s standard", path, severity="warning")
+    if fab and fab.links_per_server and fab.links_per_server != gpus:
+        yield Hit(f"{fab.links_per_server} compute NIC ports for {gpus} GPUs per server; the standard is one "
+                  "per GPU", path, severity="warning")
+
+
+RULE = Rule("TRN006", "bandwidth-per-gpu", "Compute fabric bandwidth per GPU", "error", "training",
+            bandwidth_per_gpu, thresholds=("training_bw_per_gpu_warn_gbps", "training_bw_per_gpu_error_gbps"))

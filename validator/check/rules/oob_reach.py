@@ -1,0 +1,36 @@
+"""NET003 oob-reach: Out-of-band network reaches every device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from validator.check.base import Hit, Rule
+from validator.check.context import Context
+
+
+def oob_reach(ctx: Context) -> Iterator[Hit]:
+    """An out-of-band management network reaches every server BMC and every switch management port.
+
+    Source: shared/docs/domain.md section 3 (a separate out-of-band management network); DGX SuperPOD
+    RA (SN2201 OOB switches).
+    Fix: add `fabrics.oob` with 1G leaves; clusterplan puts one in each rack for what stands there.
+    Example:
+        fabrics: {compute: ...}   # no `oob:` fabric
+    """
+    if ctx.design.fabrics.oob is None:
+        yield Hit("no out-of-band management network (fabrics.oob)", ("fabrics",))
+        return
+    summary = ctx.derived.summaries.get("oob")
+    if summary is None:
+        return
+    if ctx.resolved.fabrics["oob"].links_per_server == 0:
+        yield Hit("the servers have no BMC port on the out-of-band network", ("fabrics", "oob"))
+    reached = sum(b.count for b in summary.bundles if b.a.endswith("-mgmt"))
+    expected = sum(f.count(t.role) * t.switch.mgmt_ports for name, f in ctx.topology.fabrics.items()
+                   if name != "oob" for t in f.tiers)
+    if reached < expected:
+        yield Hit(f"only {reached} of {expected} switch management ports reach the out-of-band network",
+                  ("fabrics", "oob"))
+
+
+RULE = Rule("NET003", "oob-reach", "Out-of-band network reaches every device", "warning", "all", oob_reach)

@@ -1,0 +1,28 @@
+"""Calculations several rules share, one home each: the per-rack server power, the serving pools of an
+inference fleet and the engine's memory utilisation."""
+
+from __future__ import annotations
+
+from validator.check.context import Context
+from validator.read.model import Replica
+
+
+def rack_kw(ctx: Context) -> float | None:
+    r = ctx.resolved
+    if r.server.max_power_w is None:
+        return None
+    return float(ctx.design.compute.servers_per_rack * r.server.max_power_w / 1000)
+
+
+def pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
+    inf = ctx.inference
+    if inf.disaggregation:
+        d = inf.disaggregation
+        return [(("inference", "disaggregation", "prefill", "replica"), d.prefill.replica, d.prefill.replicas),
+                (("inference", "disaggregation", "decode", "replica"), d.decode.replica, d.decode.replicas)]
+    count = inf.replicas or (inf.autoscaling.max if inf.autoscaling else 1)
+    return [(("inference", "replica"), inf.replica, count)]
+
+
+def utilization(ctx: Context) -> float:
+    return ctx.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]

@@ -1,0 +1,94 @@
+"""What every command shares: the error exit, JSON text, writing an output, reading a design or
+the repository configuration (exit codes: 0 valid, 1 findings at or above the failure level, 2 usage
+or tool error)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+from validator.base.errors import DesignError
+
+if TYPE_CHECKING:   # kept out of start-up: `clusterplan --version` loads none of the pipeline
+    from validator.check.result import Analysis
+    from validator.read.config import RunConfig
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Repository configuration (default: .clusterplan.yaml in this directory or above, up to "
+    "the git root): severities and waivers for every design.")]
+
+
+class FailOn(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class Fmt(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    sys.stderr.write(f"clusterplan: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def emit(data: str | bytes, output: Path | None) -> None:
+    """Write to `output` atomically, or to stdout (text only)."""
+    from validator.emit.files import write_atomic
+
+    if output is not None:
+        write_atomic(output, data)
+    elif isinstance(data, bytes):
+        fail("this format is binary: write it to a file with -o FILE")
+    else:
+        sys.stdout.write(data)
+
+
+def run_config(path: Path | None) -> RunConfig:
+    """The run's configuration: .clusterplan.yaml (given, or found from here up to the git root)."""
+    from validator.read.config import RunConfig, find_config, load_config
+
+    if path is not None and not path.is_file():
+        fail(f"{path}: no such configuration file")
+    found = path or find_config(Path.cwd())
+    if found is None:
+        return RunConfig()
+    try:
+        return RunConfig(load_config(found), found)
+    except DesignError as exc:
+        d = exc.diagnostics[0]
+        fail(f"{d.file}:{d.line}:{d.col}: {d.message}")
+
+
+def source_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def analysis_or_exit(design: Path, run: RunConfig) -> Analysis:
+    """The analysis of one design that could be read and expanded; else its reading errors and exit 1."""
+    from validator.emit.text import render_text
+    from validator.pipeline import analyze
+
+    if design.is_dir():
+        fail(f"{design}: is a directory; name one design file (`clusterplan validate` takes directories)")
+    if not design.is_file():
+        fail(f"{design}: no such design file")
+    analysis = analyze(design, run=run)
+    if analysis.topology is None:
+        sys.stderr.write(render_text([analysis], {analysis.file: source_text(design)}, failed=[analysis.file]))
+        raise typer.Exit(1)
+    return analysis
