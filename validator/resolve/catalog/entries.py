@@ -87,16 +87,22 @@ class Nic(_Entry):
     form_factor: str
     host_interface: str
     protocols: list[Literal["infiniband", "ethernet"]]
+    top: Top | None = Field(None, description="OSFP cages: the module top the NIC takes (flat, RHS)")
     breakout: dict[int, int] = Field(default_factory=dict, description="port speed Gb/s -> links one port "
                                      "gives at that speed, where the NIC splits a port (ConnectX-8: {400: 2})")
     power_w: float | None = Field(None, gt=0)
     price_usd: Price = None
 
 
+Top = Literal["finned", "flat"]
+
+
 class PortGroup(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     cages: int = Field(ge=1)
-    form_factor: str
+    form_factor: str = Field(description="The cage: OSFP, QSFP-DD, QSFP112, QSFP56, QSFP28, SFP28, RJ45")
+    top: Top | None = Field(None, description="OSFP cages: the module top the cage takes (finned IHS in "
+                            "air-cooled switches, flat RHS in NICs and liquid-cooled switches)")
     ports_per_cage: dict[int, int] = Field(description="port speed Gb/s -> logical ports per cage")
 
 
@@ -122,6 +128,7 @@ class Switch(_Entry):
 
 class Transceiver(_Entry):
     form_factor: str
+    top: Top | None = Field(None, description="OSFP modules: finned (IHS) or flat (RHS) top")
     ports: int = Field(ge=1)
     speed_gbps: float = Field(gt=0)
     media: Literal["mmf", "smf", "smf-duplex"]
