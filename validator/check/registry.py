@@ -31,10 +31,12 @@ from validator.check.rules import (
     rack_power,
     rack_space,
     rail_alignment,
+    rail_only,
     replica_fit,
     replica_in_nvlink,
     spine_resilience,
     switch_radix,
+    unknown_rack_units,
     waiver_policy,
 )
 
@@ -44,6 +46,7 @@ RULES: tuple[Rule, ...] = (
     rack_power.RULE,
     cooling_density.RULE,
     rack_space.RULE,
+    unknown_rack_units.RULE,
     replica_fit.RULE,
     replica_in_nvlink.RULE,
     kv_concurrency.RULE,
@@ -60,6 +63,7 @@ RULES: tuple[Rule, ...] = (
     declared_values.RULE,
     connected_fabric.RULE,
     backend_fabric.RULE,
+    rail_only.RULE,
     lossless_fabric.RULE,
     non_blocking.RULE,
     nvlink_tp_placement.RULE,

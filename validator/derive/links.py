@@ -52,22 +52,27 @@ class Link:
 def server_slots(topology: Topology, fabric: str) -> list[tuple[int, int, int]]:
     """(plane, rail, position within the rail) of each of a server's links on a fabric, by link index.
 
-    Links are numbered NIC by NIC (NIC n, sub-port q of a broken-out port: l = n x split + q).
+    Links are numbered NIC by NIC: NIC n has `ports` physical ports, each giving `split` links at the
+    fabric speed (a broken-out port), so its q-th link is l = n x ports x split + q. Planes take whole
+    NICs (NIC n on plane n mod planes) or the links of each NIC (link q of every NIC on plane q mod planes).
     """
     fab = topology.fabrics[fabric]
     rf = topology.resolved.fabrics[fabric]
     spec = rf.spec
-    links, split, planes = rf.links_per_server, max(1, rf.ports_per_nic_port), fab.planes
+    links, planes = rf.links_per_server, fab.planes
+    per_nic = max(1, (rf.nic.ports if rf.nic else 1) * rf.ports_per_nic_port)
+    if links % per_nic:
+        per_nic = 1
     plane = fab.plane
     out = []
     for link in range(links):
-        nic, q = divmod(link, split)
+        nic, q = divmod(link, per_nic)
         if spec.topology == "rail-only":
             p, pos = link, 0
         elif spec.plane_of == "port" and planes > 1:
-            p, pos = q % planes, nic * max(1, split // planes) + q // planes
+            p, pos = q % planes, nic * max(1, per_nic // planes) + q // planes
         else:
-            p, pos = nic % planes, (nic // planes) * split + q
+            p, pos = nic % planes, (nic // planes) * per_nic + q
         if spec.topology == "rail-optimized":
             mapping = spec.nic_to_rail
             rail = (mapping[pos] if mapping and pos < len(mapping) else pos) % plane.rails

@@ -77,7 +77,9 @@ def describe_text(facts: dict[str, Any]) -> str:
     ]
     for name, fab in facts["fabrics"].items():
         su = f", {fab['scalable_units']} SU x {fab['rails']} rails" if fab["scalable_units"] else ""
-        if fab["planes"] > 1:
+        if fab["topology"] == "rail-only":
+            su = f", {fab['planes']} rails, each its own network"
+        elif fab["planes"] > 1:
             su += f", {fab['planes']} planes"
         lines.append(f"  fabric {name:<8} {fab['type']} {fab['speed_gbps']:g}G {fab['topology']}{su}, "
                      f"{fab['links']:,} links")

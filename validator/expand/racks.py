@@ -240,9 +240,13 @@ class _Builder:
         places[("oob", "leaf")] = out
         for tier in oob.tiers[1:]:
             h, w = tier.switch.rack_units or 1, switch_watts(tier)
-            places[("oob", tier.role)] = [
-                (rack := self._net_rack(self.central, None, h, w), rack.add(h, "switch", "oob", tier.role, i, w))
-                for i in range(oob.count(tier.role))]
+            spots = []
+            for i in range(oob.count(tier.role)):
+                home = self._oob_spine_group(oob, tier.role, i, out) if tier.role == "spine" else None
+                racks = self.row_net.setdefault(home, []) if home is not None else self.central
+                rack = self._net_rack(racks, home, h, w)
+                spots.append((rack, rack.add(h, "switch", "oob", tier.role, i, w)))
+            places[("oob", tier.role)] = spots
         self.oob = oob
         return units, places
 
@@ -256,19 +260,24 @@ class _Builder:
                                                     for i in range(fab.count(tier.role))]
 
     def _place(self, fab: FabricTopology, tier: TierSize, index: int, where: str) -> tuple[Rack, Unit]:
-        height, watts = tier.switch.rack_units or 1, switch_watts(tier)
+        # a switch whose height the catalog does not give stands in a network rack of its own (FAC004 says so)
+        height = tier.switch.rack_units or self.rack_ru - self.reserve
+        watts = switch_watts(tier)
         group: int | None = None
         if tier.role == "leaf":
             first = _leaf_first_server(fab, index % tier.count)
             if first is not None and first < self.servers:
-                if where == "rack":
+                if where == "rack" and tier.switch.rack_units:
                     rack = self.gpu[first // self.spr]
                     return rack, rack.add(height, "switch", fab.name, tier.role, index, watts)
                 group = self.group_of_server(first) if where == "row" else None
         elif tier.role == "spine" and where == "row":
+            # a pod's spines stand with the middle of the pod's leaves, which keeps its longest run short
             pod = (index % tier.count) // max(1, fab.plane.spines_per_pod)
-            first_leaf = pod * fab.plane.leaves_per_pod
-            first = _leaf_first_server(fab, first_leaf)
+            plane = fab.plane
+            last = min(plane.server_leaves, (pod + 1) * plane.leaves_per_pod) - 1
+            middle = (pod * plane.leaves_per_pod + max(last, pod * plane.leaves_per_pod)) // 2
+            first = _leaf_first_server(fab, middle)
             group = self.group_of_server(first) if first is not None and first < self.servers else None
         racks = self.row_net.setdefault(group, []) if group is not None else self.central
         rack = self._net_rack(racks, group, height, watts)
@@ -292,6 +301,17 @@ class _Builder:
                  watts: float | None) -> tuple[Rack, Unit]:
         rack = self._net_rack(self.central, None, height, watts)
         return rack, rack.add(height, kind, fabric, role, index, watts)
+
+    def _oob_spine_group(self, oob: FabricTopology, role: str, index: int,
+                         leaves: list[tuple[Rack, Unit]]) -> int | None:
+        """A three-tier out-of-band pod's spine stands with the middle of its leaves (two tiers: centrally)."""
+        plane = oob.plane
+        if len(plane.tiers) < 3 or not leaves:
+            return None
+        pod = index // max(1, plane.spines_per_pod)
+        first = pod * plane.leaves_per_pod
+        last = min(len(leaves), first + plane.leaves_per_pod) - 1
+        return leaves[(first + max(first, last)) // 2][0].group
 
     def floor(self) -> list[Rack]:
         """GPU racks by group with the group's network racks in the middle; the centre in the middle."""

@@ -221,6 +221,10 @@ def _size_plane(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_p
         raise _Unbuildable(Problem("NET007", ("fabrics", fab.name, "planes"),
                                    f"{links} server links do not split over {planes} planes", True))
     endpoint = servers * (links // planes if links else 0)
+    mapping = spec.nic_to_rail
+    if spec.topology == "rail-optimized" and mapping is not None and sorted(mapping) != list(range(len(mapping))):
+        raise _Unbuildable(Problem("NET007", ("fabrics", fab.name, "nic_to_rail"), f"nic_to_rail {mapping} sends two "
+                                   "NICs to one rail (or skips one): it must name each rail once", True))
 
     # ---- leaves
     leaf_spec = spec.tiers.leaf

@@ -20,7 +20,7 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     """
     fab = ctx.resolved.fabrics.get("compute")
     gpus = ctx.resolved.server.gpus
-    per_gpu = fab.links_per_server * fab.nic_speed_gbps / gpus if fab else 0.0
+    per_gpu = fab.links_per_server * fab.spec.speed_gbps / gpus if fab else 0.0
     path = ("compute", "server")
     if per_gpu < ctx.threshold("training_bw_per_gpu_error_gbps"):
         yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU; training needs at least "
@@ -28,9 +28,11 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     elif per_gpu < ctx.threshold("training_bw_per_gpu_warn_gbps"):
         yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU, below the "
                   f"{ctx.threshold('training_bw_per_gpu_warn_gbps'):g} Gb/s standard", path, severity="warning")
-    if fab and fab.links_per_server and fab.links_per_server != gpus:
-        yield Hit(f"{fab.links_per_server} compute NIC ports for {gpus} GPUs per server; the standard is one "
-                  "per GPU", path, severity="warning")
+    if fab and fab.links_per_server:
+        nics = fab.links_per_server // max(1, (fab.nic.ports if fab.nic else 1) * fab.ports_per_nic_port)
+        if nics != gpus:
+            yield Hit(f"{nics} compute NICs for {gpus} GPUs per server; the standard is one per GPU", path,
+                      severity="warning")
 
 
 RULE = Rule("TRN006", "bandwidth-per-gpu", "Compute fabric bandwidth per GPU", "error", "training",

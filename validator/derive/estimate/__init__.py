@@ -21,7 +21,7 @@ def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
     fab = r.fabrics.get(fabric)
     if fab is None or not fab.links_per_server:
         return 0.0
-    per_gpu = fab.links_per_server * fab.nic_speed_gbps / r.server.gpus
+    per_gpu = fab.links_per_server * fab.spec.speed_gbps / r.server.gpus
     ratio = 1.0
     for tier in topology.fabrics[fabric].tiers if fabric in topology.fabrics else []:
         ratio = max(ratio, tier.ratio)
