@@ -31,6 +31,11 @@ def load_data(name: str) -> Any:
         return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
+def data_text(name: str) -> str:
+    """A text file from validator/data/ (documentation shipped with the package)."""
+    return (PACKAGE_DIR / "data" / name).read_text(encoding="utf-8")
+
+
 @cache
 def load_schema(name: str) -> Any:
     with open(resource_dir("schemas") / name, encoding="utf-8") as fh:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from validator.base.resources import data_text
 from validator.emit.schemas import generated_schemas
 
 
@@ -55,6 +56,7 @@ def design_format_md() -> str:
            "from the catalog or from the documented data files in `validator/data/`.",
            "Editors that speak the YAML language server get completion and these descriptions as",
            "tooltips from the first line `# yaml-language-server: $schema=../schemas/clusterplan-design.schema.json`.",
+           "", *data_text("fabric-shapes.md").rstrip("\n").split("\n"),
            "", "## Design (top level)", "", *_table(schema)]
     for name in sorted(schema.get("$defs", {})):
         body = schema["$defs"][name]
