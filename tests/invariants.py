@@ -65,3 +65,20 @@ def check_port_truth(topology: Topology) -> dict[str, Counter[tuple[str, str]]]:
                 assert tier.down_ports * tier.down_speed_gbps <= tier.up_ports * tier.up_speed_gbps * tier.taper + 1e-6
         pairs_by_fabric[name] = Counter({k: len(v) for k, v in by_tier.items()})
     return pairs_by_fabric
+
+
+def check_pairs_match_links(topology: Topology) -> None:
+    """The pair-level count (summary and media tally) says what the links say: the same links between the
+    same switches, and server links to the same leaves rack by rack."""
+    from validator.derive.pairs import link_pairs
+
+    per_rack = topology.racks.servers_per_rack
+    for name in topology.fabrics:
+        by_links: Counter[tuple[str, int, str, int]] = Counter()
+        for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(topology, name):
+            first = a_idx - a_idx % per_rack if a_role == "server" and name != "oob" else a_idx
+            by_links[(a_role, first, z_role, z_idx)] += 1
+        by_pairs: Counter[tuple[str, int, str, int]] = Counter()
+        for a_role, a_idx, z_role, z_idx, n, _s in link_pairs(topology, name):
+            by_pairs[(a_role, a_idx, z_role, z_idx)] += n
+        assert by_links == by_pairs, name

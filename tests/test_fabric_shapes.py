@@ -7,17 +7,19 @@ from __future__ import annotations
 from collections import Counter
 
 from tests.builders import topology_of, training
-from tests.helpers import DESIGNS
+from tests.helpers import DESIGNS, FIXTURES
 from tests.invariants import check_port_truth
 from validator.derive import Derived
 from validator.derive.links import link_tuples, server_slots
 from validator.pipeline import analyze, load_topology
 
+VALID = FIXTURES / "valid"   # reference-scale designs (24K and 16K GPUs) kept out of designs/ for speed
+
 
 def test_zones_with_a_taper_meta_llama3():
     """Llama 3 paper (arXiv 2407.21783) section 3.3.1: 16 GPUs (2 servers) per rack on one ToR, 192 racks per
     pod at full bisection = 3,072 GPUs, 8 pods = 24,576 GPUs, aggregation oversubscribed 1:7."""
-    topo = load_topology(DESIGNS / "meta-llama3-roce-zones.yaml")
+    topo = load_topology(VALID / "meta-llama3-roce-zones.yaml")
     fab = topo.fabrics["compute"]
     plane = fab.plane
     assert topo.gpus == 8 * 3072 == 24576
@@ -39,7 +41,7 @@ def test_zones_with_a_taper_meta_llama3():
 def test_top_of_rack_leaves_use_copper_in_the_rack():
     """The ToR design cables servers to the leaf in their own rack with copper: no server-side optics, and
     network racks only for the switches that do not stand in a GPU rack."""
-    derived = Derived(load_topology(DESIGNS / "meta-llama3-roce-zones.yaml"))
+    derived = Derived(load_topology(VALID / "meta-llama3-roce-zones.yaml"))
     tally = derived.cabling.tally
     assert not [k for k in tally.node_xcvr if k[0] == "compute"]
     server_cables = {part for (fabric, part, _length) in tally.cables if fabric == "compute" and part.startswith("mcp")}
@@ -54,7 +56,7 @@ def test_top_of_rack_leaves_use_copper_in_the_rack():
 def test_dual_plane_dual_tor_alibaba_hpn():
     """HPN (Qian et al., SIGCOMM 2024): per segment 136 hosts on 16 ToRs (8 rails x 2 planes), each ToR 136 x
     200G down (128 active + 8 backup) and 60 x 400G up; 60 aggregation switches per plane; 15 segments."""
-    topo = load_topology(DESIGNS / "alibaba-hpn-dual-tor.yaml")
+    topo = load_topology(VALID / "alibaba-hpn-dual-tor.yaml")
     fab = topo.fabrics["compute"]
     leaf, spine = fab.tiers
     assert fab.planes == 2 and fab.plane.rails == 8 and fab.plane.sus == 15

@@ -22,7 +22,7 @@ import pytest
 
 from tests.builders import topology_of, training
 from tests.invariants import check_port_truth
-from validator.derive.links import summarize
+from validator.derive.pairs import summarize
 
 TABLES = Path(__file__).resolve().parent / "reference" / "superpod-fabric-tables.csv"
 with open(TABLES, newline="", encoding="utf-8") as _fh:

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import topology_of, training
-from tests.helpers import DESIGNS
-from tests.invariants import check_port_truth
+from tests.helpers import DESIGNS, FIXTURES
+from tests.invariants import check_pairs_match_links, check_port_truth
 from validator.pipeline import load_topology
 
 # (server, native link speed, fabric speeds it can run at)
@@ -66,6 +66,7 @@ def test_random_fabrics_keep_port_truth(design: dict[str, Any]) -> None:
     # a design the switches cannot hold is reported (NET001/NET007 with the arithmetic), never cabled
     assume(fab.buildable)
     check_port_truth(topo)
+    check_pairs_match_links(topo)
 
 
 def test_most_random_fabrics_are_buildable() -> None:
@@ -83,9 +84,12 @@ def test_most_random_fabrics_are_buildable() -> None:
     assert total == 150 and built >= 100, (built, total)
 
 
-@pytest.mark.parametrize("path", sorted(DESIGNS.glob("*.yaml")), ids=lambda p: Path(p).stem)
+@pytest.mark.parametrize("path", sorted([*DESIGNS.glob("*.yaml"), *(FIXTURES / "valid").glob("*.yaml")]),
+                         ids=lambda p: Path(p).stem)
 def test_example_designs_keep_port_truth(path: Path) -> None:
-    check_port_truth(load_topology(path))
+    topology = load_topology(path)
+    check_port_truth(topology)
+    check_pairs_match_links(topology)
 
 
 def test_leaf_count_not_a_multiple_of_rails_never_reuses_ports() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from validator.derive.links import LinkSummary, summarize
+from validator.derive.pairs import LinkSummary
 from validator.expand.topology import Topology
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ class Derived:
 
     @cached_property
     def summaries(self) -> dict[str, LinkSummary]:
-        return {name: summarize(self.topology, name) for name in self.topology.fabrics}
+        """Link counts by bundle and the busiest switch per tier (from the media tally's pass over the links)."""
+        return self.cabling.tally.summaries
 
     @cached_property
     def layout(self) -> Layout:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from validator.derive.links import Link, iter_links, link_tuples
+from validator.derive.links import Link, iter_links
 from validator.derive.media import Media, MediaChooser
+from validator.derive.pairs import LinkSummary, Usage, link_pairs
 from validator.derive.placement import Layout, Place
 from validator.expand.topology import SWITCH_ROLES, Topology
 
@@ -41,6 +42,7 @@ class Tally:
     # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
     problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
     links: int = 0
+    summaries: dict[str, LinkSummary] = field(default_factory=dict)   # the same pass's link summary
 
 
 class _Constant(list[int]):
@@ -108,45 +110,64 @@ class Plan:
     def tally(self) -> Tally:
         """Cables, transceivers and reach problems over every link (media cached per pair of racks).
 
-        The loop is the hot path of a 100k-GPU design: per link it does one media lookup and two or
-        three counter increments; everything else is worked out once per media key.
+        The loop is the hot path of a 100k-GPU design: it walks device pairs (links between the same two
+        devices counted together), does one media lookup per pair and two or three counter increments;
+        everything else is worked out once per media key.
         """
         out = Tally()
         switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
         for fabric in self.topology.fabrics:
-            racks: dict[str, list[int]] = {"server": self._server_racks}
-            # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
-            actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float], Any, Any]] = {}
-            cables = out.cables
-            node_xcvr = out.node_xcvr
-            for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(self.topology, fabric):
-                try:
-                    a_rack = racks[a_role][a_idx]
-                except KeyError:
-                    racks[a_role] = self._racks_of(fabric, a_role)
-                    a_rack = racks[a_role][a_idx]
-                try:
-                    z_rack = racks[z_role][z_idx]
-                except KeyError:
-                    racks[z_role] = self._racks_of(fabric, z_role)
-                    z_rack = racks[z_role][z_idx]
-                key = (a_role, a_rack, z_rack, speed)
-                act = actions.get(key)
-                if act is None:
-                    act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
-                                                      a_rack, z_rack, speed)
-                cable_key, a_end, z_end = act
-                out.links += 1
-                cables[cable_key] += 1
-                if a_end is not None:
-                    if isinstance(a_end, tuple):
-                        node_xcvr[a_end] += 1
-                    else:
-                        a_end[a_idx] += 1
-                if z_end is not None:
-                    z_end[z_idx] += 1
+            out.summaries[fabric] = self._tally_fabric(out, switch_xcvr, fabric)
         out.switch_xcvr = dict(switch_xcvr)
         return out
+
+    def _tally_fabric(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]],
+                      fabric: str) -> LinkSummary:
+        """One fabric's pairs: the media tally and the link summary in the same pass (locals for speed)."""
+        racks: dict[str, list[int]] = {"server": self._server_racks}
+        # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
+        actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float], Any, Any]] = {}
+        cables, node_xcvr = out.cables, out.node_xcvr
+        usage = Usage(self.topology, fabric)
+        down, up, bundles = usage.down, usage.up, usage.bundles
+        bundle_role: dict[str, str] = {}
+        links = 0
+        for a_role, a_idx, z_role, z_idx, n, speed in link_pairs(self.topology, fabric):
+            a_racks = racks.get(a_role)
+            if a_racks is None:
+                a_racks = racks[a_role] = self._racks_of(fabric, a_role)
+            z_racks = racks.get(z_role)
+            if z_racks is None:
+                z_racks = racks[z_role] = self._racks_of(fabric, z_role)
+            a_rack, z_rack = a_racks[a_idx], z_racks[z_idx]
+            key = (a_role, a_rack, z_rack, speed)
+            act = actions.get(key)
+            if act is None:
+                act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
+                                                  a_rack, z_rack, speed)
+            cable_key, a_end, z_end = act
+            links += n
+            cables[cable_key] += n
+            if a_end is not None:
+                if isinstance(a_end, tuple):
+                    node_xcvr[a_end] += n
+                else:
+                    a_end[a_idx] += n
+            if z_end is not None:
+                z_end[z_idx] += n
+            # the link summary: bundles and ports in use per switch
+            name = bundle_role.get(a_role)
+            if name is None:
+                name = bundle_role[a_role] = a_role.split("/")[0] + "-mgmt" if "/" in a_role else a_role
+            bkey = (name, z_role, speed)
+            bundles[bkey] = bundles.get(bkey, 0) + n
+            down[z_role][z_idx] += n
+            ups = up.get(a_role)
+            if ups is not None:
+                ups[a_idx] += n
+        out.links += links
+        usage.total = links
+        return usage.summary()
 
     def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
                 a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float

@@ -98,7 +98,7 @@ def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
     if not fab.buildable:
         return
     if fabric == "oob":
-        yield from _oob_links(topology, fab)
+        yield from oob_links(topology, fab)
         yield from _uplinks(fab.plane, 0)
         return
     plane = fab.plane
@@ -115,12 +115,12 @@ def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
             base = su * per_su + r
             for link, (p, rail, k) in enumerate(slots):
                 yield ("server", s, link + 1, "leaf", p * leaves + base + rail * lpr, at * ppr + k + 1, speed)
-    yield from _appliance_links(topology, fab)
+    yield from appliance_links(topology, fab)
     for p in range(fab.planes):
         yield from _uplinks(plane, p)
 
 
-def _oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
+def oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
     """Management ports to the out-of-band leaves of their rack (or group), spread evenly over them."""
     speed = fab.speed_gbps
     for unit in topology.racks.oob_units:
@@ -133,7 +133,7 @@ def _oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
                 k += 1
 
 
-def _appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
+def appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
     """Appliances fill free leaf downlink ports, lowest leaf first, on every plane."""
     plane = fab.plane
     leaf = plane.tiers[0]
@@ -236,62 +236,3 @@ def iter_links(topology: Topology, fabric: str) -> Iterator[Link]:
     for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(topology, fabric):
         yield Link(fabric, name(a_role, a_idx), a_port, name(z_role, z_idx), z_port, speed, a_role, z_role,
                    a_idx, z_idx)
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """`count` links of one kind: from devices of role `a` to the tier `z` above."""
-
-    fabric: str
-    a: str
-    z: str
-    count: int
-    speed_gbps: float
-
-
-@dataclass(frozen=True)
-class Busiest:
-    """The switch of a tier with the most ports in use, and how many it has."""
-
-    role: str
-    index: int
-    name: str
-    down: int
-    up: int
-    capacity: int       # logical ports the tier's layout reserves per switch
-
-
-@dataclass(frozen=True)
-class LinkSummary:
-    """What one pass over a fabric's links says: bundles (for describe), the busiest switch per tier."""
-
-    fabric: str
-    links: int
-    bundles: tuple[Bundle, ...]
-    busiest: tuple[Busiest, ...]
-
-
-def summarize(topology: Topology, fabric: str) -> LinkSummary:
-    """Count a fabric's links by bundle and its switches' used ports, in one pass over the tuples."""
-    fab = topology.fabrics[fabric]
-    bundles: dict[tuple[str, str, float], int] = {}
-    down_used: dict[str, list[int]] = {t.role: [0] * fab.count(t.role) for t in fab.tiers}
-    up_used: dict[str, list[int]] = {t.role: [0] * fab.count(t.role) for t in fab.tiers}
-    total = 0
-    for a_role, a_idx, _ap, z_role, z_idx, _zp, speed in link_tuples(topology, fabric):
-        total += 1
-        key = (a_role.split("/")[0] + "-mgmt" if "/" in a_role else a_role, z_role, speed)
-        bundles[key] = bundles.get(key, 0) + 1
-        down_used[z_role][z_idx] += 1
-        if a_role in up_used:
-            up_used[a_role][a_idx] += 1
-    busiest = []
-    for t in fab.tiers:
-        counts = [d + u for d, u in zip(down_used[t.role], up_used[t.role], strict=True)]
-        if not counts:
-            continue
-        i = max(range(len(counts)), key=lambda k: (counts[k], -k))
-        busiest.append(Busiest(t.role, i, fab.namer(t.role)(i), down_used[t.role][i], up_used[t.role][i],
-                               t.down_ports + t.up_ports))
-    return LinkSummary(fabric, total, tuple(Bundle(fabric, a, z, n, s) for (a, z, s), n in bundles.items()),
-                       tuple(busiest))

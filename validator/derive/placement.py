@@ -1,7 +1,8 @@
 """Where each rack stands and how long a cable between two racks is (stage 4, derive).
 
-The rack plan (`validator.expand.racks`) lists racks in floor order. Racks fill rows of
-`racks_per_row`, rows fill halls of `rows_per_hall` (validator/data/layout.yaml, or `site.layout`).
+The rack plan (`validator.expand.racks`) lays racks out in rows of `racks_per_row` and halls of
+`rows_per_hall` (validator/data/layout.yaml, or `site.layout`): each compute group starts on a new row
+and stays in one hall; this module turns those spots into cable lengths.
 A run between two racks of one hall goes along the rows and across them and climbs to the overhead
 tray and back down; between halls it goes to the hall entrance (row 1, position 1), across the
 `hall_spacing_m` between halls, and on:
@@ -43,13 +44,16 @@ class Layout:
         self.hall_spacing = values["hall_spacing_m"]
         self.ends = 2 * (values["vertical_per_end_m"] + values["slack_per_end_m"])
         self.in_rack = values["in_rack_m"]
-        self.halls = self.spot(max(0, self.rack_count - 1)).hall + 1
+        self.halls = max((s[0] for s in self.plan.spots), default=0) + 1
+        self._distances: dict[tuple[int, int], float] = {}
 
     @property
     def rack_count(self) -> int:
         return len(self.plan.racks)
 
     def spot(self, rack: int) -> Spot:
+        if rack < len(self.plan.spots):
+            return Spot(*self.plan.spots[rack])
         row, position = divmod(rack, self.racks_per_row)
         hall, row = divmod(row, self.rows_per_hall)
         return Spot(hall, row, position)
@@ -74,6 +78,13 @@ class Layout:
     def distance_m(self, a: int, b: int) -> float:
         if a == b:
             return self.in_rack
+        key = (a, b) if a < b else (b, a)
+        found = self._distances.get(key)
+        if found is None:
+            found = self._distances[key] = self._distance(a, b)
+        return found
+
+    def _distance(self, a: int, b: int) -> float:
         sa, sb = self.spot(a), self.spot(b)
         if sa.hall == sb.hall:
             return self._in_hall(sa, sb) + self.ends

@@ -35,7 +35,7 @@ def describe(topology: Topology, derived: Derived | None = None) -> dict[str, An
                        "speed_up_gbps": t.up_speed_gbps, "oversubscription": _ratio(t.ratio),
                        "links_down": sum(b.count for b in summary.bundles if b.z == t.role),
                        "links_up": sum(b.count for b in summary.bundles if b.a == t.role),
-                       "placement": placement(r.fabrics[name], t.role, d.compute.servers_per_rack)}
+                       "placement": placement(r.fabrics[name], t.role, d.compute.servers_per_rack, len(fab.tiers))}
                       for t in fab.tiers],
             "links": summary.links,
             "link_groups": [{"from": b.a, "to": b.z, "count": b.count, "speed_gbps": b.speed_gbps}

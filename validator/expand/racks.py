@@ -100,6 +100,7 @@ class RackPlan:
     oob_units: list[OobUnit]
     group_racks: int                              # GPU racks per compute group
     rack_units: int
+    spots: list[tuple[int, int, int]] = field(default_factory=list)   # rack -> (hall, row, position)
 
     def server(self, s: int) -> tuple[int, int]:
         g, k = divmod(s, self.servers_per_rack)
@@ -232,19 +233,23 @@ class _Builder:
         height, watts = leaf.switch.rack_units or 1, switch_watts(leaf)
         out: list[tuple[Rack, Unit]] = []
         for unit in units:
-            rack = unit.rack_objs[0] if sizer.where != "central" else self._net_rack(self.central, None, height,
-                                                                                       watts)
-            inside = sizer.builtin if rack.kind == "gpu" and sizer.where == "rack" else 0
+            home = unit.rack_objs[0]
+            inside = sizer.builtin if home.kind == "gpu" and sizer.where == "rack" else 0
             for i in range(unit.leaves):
-                out.append((rack, rack.add(0 if i < inside else height, "switch", "oob", "leaf", len(out), watts)))
+                spot = home
+                if sizer.where != "rack":       # a row's (or the centre's) network racks, with room for it
+                    row = (self.groups // 2 if home.group is None else home.group) if sizer.where == "row" else None
+                    spot = self._net_rack(self.row_net.setdefault(row, []) if row is not None else self.central,
+                                          row, height, watts)
+                out.append((spot, spot.add(0 if i < inside else height, "switch", "oob", "leaf", len(out), watts)))
         places[("oob", "leaf")] = out
         for tier in oob.tiers[1:]:
             h, w = tier.switch.rack_units or 1, switch_watts(tier)
             spots = []
             for i in range(oob.count(tier.role)):
-                home = self._oob_spine_group(oob, tier.role, i, out) if tier.role == "spine" else None
-                racks = self.row_net.setdefault(home, []) if home is not None else self.central
-                rack = self._net_rack(racks, home, h, w)
+                pod_row = self._oob_spine_group(oob, tier.role, i, out) if tier.role == "spine" else None
+                racks = self.row_net.setdefault(pod_row, []) if pod_row is not None else self.central
+                rack = self._net_rack(racks, pod_row, h, w)
                 spots.append((rack, rack.add(h, "switch", "oob", tier.role, i, w)))
             places[("oob", tier.role)] = spots
         self.oob = oob
@@ -255,7 +260,7 @@ class _Builder:
             if name == "oob":
                 continue
             for tier in fab.tiers:
-                where = placement(self.r.fabrics[name], tier.role, self.spr)
+                where = placement(self.r.fabrics[name], tier.role, self.spr, len(fab.tiers))
                 self.switches[(name, tier.role)] = [self._place(fab, tier, i, where)
                                                     for i in range(fab.count(tier.role))]
 
@@ -313,21 +318,38 @@ class _Builder:
         last = min(len(leaves), first + plane.leaves_per_pod) - 1
         return leaves[(first + max(first, last)) // 2][0].group
 
-    def floor(self) -> list[Rack]:
-        """GPU racks by group with the group's network racks in the middle; the centre in the middle."""
-        order: list[Rack] = []
+    def floor(self) -> tuple[list[Rack], list[tuple[int, int, int]]]:
+        """Lay the racks out in rows and halls: each compute group (its GPU racks with its network racks in
+        the middle) starts on a new row and stays in one hall when it fits one; the central racks take rows
+        of their own in the middle of the floor. Returns the racks in floor order and their spots."""
+        per_row = max(1, int(self.r.layout["racks_per_row"]))
+        per_hall = max(1, int(self.r.layout["rows_per_hall"]))
+        blocks: list[list[Rack]] = []
         middle = self.groups // 2
         for group in range(self.groups):
-            if group == middle:
-                order += self.central
+            if group == middle and self.central:
+                blocks.append(self.central)
             mine = [r for r in self.gpu if r.group == group]
             half = len(mine) // 2
-            order += mine[:half] + self.row_net.get(group, []) + mine[half:]
-        if self.groups <= middle:
-            order += self.central
-        for i, rack in enumerate(order):
-            rack.index = i
-        return order
+            blocks.append(mine[:half] + self.row_net.get(group, []) + mine[half:])
+        if self.groups <= middle and self.central:
+            blocks.append(self.central)
+        order: list[Rack] = []
+        spots: list[tuple[int, int, int]] = []
+        hall = row = 0
+        for block in blocks:
+            rows = -(-len(block) // per_row)
+            if row and row + rows > per_hall and rows <= per_hall:
+                hall, row = hall + 1, 0        # a block that fits a hall does not straddle two
+            for k, rack in enumerate(block):
+                r, position = divmod(k, per_row)
+                h, r = divmod(row + r, per_hall)
+                rack.index = len(order)
+                order.append(rack)
+                spots.append((hall + h, r, position))
+            row += rows
+            hall, row = hall + row // per_hall, row % per_hall
+        return order, spots
 
 
 def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
@@ -342,12 +364,12 @@ def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
     oob_places: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
     if oob is not None:
         units, oob_places = b.place_oob(oob)
-    racks = b.floor()
+    racks, spots = b.floor()
     switches = {k: [(rack.index, unit.ru) for rack, unit in v] for k, v in {**b.switches, **oob_places}.items()}
     appliances = {k: [(rack.index, unit.ru) for rack, unit in v] for k, v in b.appliances.items()}
     units = [OobUnit(tuple(r.index for r in u.rack_objs), u.first_leaf, u.leaves, u.endpoints, ()) for u in units]
     plan = RackPlan(racks, [rack.index for rack in b.gpu], b.spr, resolved.server.rack_units, switches, appliances,
-                    units, b.group_racks, b.rack_ru)
+                    units, b.group_racks, b.rack_ru, spots)
     return plan, b.oob
 
 

@@ -147,7 +147,7 @@ def planes_and_rails(fab: ResolvedFabric) -> tuple[int, int, int]:
     return planes, sides, max(1, on_plane // sides)
 
 
-def placement(fab: ResolvedFabric, role: str, servers_per_rack: int = 0) -> str:
+def placement(fab: ResolvedFabric, role: str, servers_per_rack: int = 0, tiers: int = 0) -> str:
     """Where a tier's switches stand: the design's `placement`, else the default of its fabric style.
 
     Defaults: out-of-band leaves in every rack; leaves of a rail-optimized or rail-only fabric in the
@@ -160,7 +160,7 @@ def placement(fab: ResolvedFabric, role: str, servers_per_rack: int = 0) -> str:
     if tier is not None and tier.placement:
         return str(tier.placement)
     if fab.name == "oob" and role == "leaf":
-        return "rack"
+        return "rack" if oob_rack_ports(fab, servers_per_rack) else "row"
     if role == "leaf":
         if fab.spec.topology != "fat-tree":
             return "row"
@@ -171,9 +171,17 @@ def placement(fab: ResolvedFabric, role: str, servers_per_rack: int = 0) -> str:
         most = most_downlinks(leaf, speed, tier.uplink_speed_gbps or speed, _taper(fab, tier)[0], True)
         rack_ports = servers_per_rack * max(1, fab.links_per_server // max(1, fab.spec.planes))
         return "rack" if fab.links_per_server and 2 * rack_ports >= most else "row"
-    if role == "spine" and fab.spec.tiers.core is not None:
+    if role == "spine" and (fab.spec.tiers.core is not None or tiers == 3):
         return "row"
     return "central"
+
+
+def oob_rack_ports(fab: ResolvedFabric, servers_per_rack: int) -> bool:
+    """Whether one rack's management ports fill at least a quarter of an out-of-band leaf (an NVL72 rack's
+    trays, switch trays and power shelves do; four DGX do not, and share a leaf per row instead, their
+    copper still well inside 100 m)."""
+    leaf = next(t.switch for t in fab.tiers if t.role == "leaf")
+    return 4 * servers_per_rack * max(1, fab.links_per_server) >= ports_at(leaf, fab.spec.speed_gbps)
 
 
 def size_fabric(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_per_server: int,
@@ -369,10 +377,13 @@ def _leaves_per_pod(fab: ResolvedFabric, leaf: TierSize, spine: Switch, speed: f
                                            f"of {su}-server SUs", True))
             return pod_servers // su * rails * leaves_per_rail
         return math.ceil(pod_servers / servers_per_leaf) * rails
-    if fab.spec.topology == "rail-optimized":
-        return leaves_per_rail if leaves_per_rail > 1 else rails * leaves_per_rail
     spine_taper, _ = _taper(fab, fab.spec.tiers.spine) if fab.spec.tiers.spine else (1.0, False)
     down = most_downlinks(spine, speed, speed, spine_taper, True)
+    if fab.spec.topology == "rail-optimized":
+        if leaves_per_rail > 1:     # a spine-leaf group per rail per SU, as the GB200 SuperPOD builds it
+            return leaves_per_rail
+        per_su = rails * leaves_per_rail    # else as many whole SUs as a spine can reach each leaf of once
+        return max(1, down // per_su) * per_su
     return max(rails, down // rails * rails)
 
 

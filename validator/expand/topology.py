@@ -132,7 +132,7 @@ def _oob_sizer(resolved: Resolved) -> OobSizer | None:
         return FabricTopology("oob", str(fab.spec.type), str(fab.spec.topology), fab.spec.speed_gbps, sized, 0,
                               endpoints)
 
-    return OobSizer(probe.plane.tiers[0].down_ports, placement(fab, "leaf"),
+    return OobSizer(probe.plane.tiers[0].down_ports, placement(fab, "leaf", per_rack),
                     system.mgmt_switches if system else 0, fab.links_per_server, size)
 
 

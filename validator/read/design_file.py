@@ -128,7 +128,17 @@ def cross_checks(design: Design, loaded: Loaded) -> list[Diagnostic]:
     tiers = design.fabrics
     for name in ("compute", "storage", "inband", "oob"):
         fab = getattr(tiers, name)
-        if fab is not None and fab.tiers.core is not None and fab.tiers.spine is None:
+        if fab is None:
+            continue
+        if fab.tiers.core is not None and fab.tiers.spine is None:
             add(("fabrics", name, "tiers", "core"), "a core tier needs a spine tier", "add `spine:`", key=True)
+        for key, unit, fields in (("pod", fab.pod, ("servers", "gpus")),
+                                  ("scalable_unit", fab.scalable_unit, ("servers", "racks"))):
+            if unit is not None and sum(getattr(unit, f) is not None for f in fields) != 1:
+                add(("fabrics", name, key), f"`{key}` takes exactly one of {' or '.join(fields)}",
+                    f"e.g. `{key}: {{{fields[0]}: 32}}`", key=True)
+        if fab.pod is not None and fab.tiers.core is None:
+            add(("fabrics", name, "pod"), "pods (zones) meet at a core tier, which this fabric does not have",
+                "add `core:` under tiers, or remove `pod`", key=True)
     return out
 
