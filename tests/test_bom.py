@@ -14,7 +14,7 @@ from tests.helpers import DESIGNS, ROOT, check_golden, cli, rel
 from tests.test_fabric_sizing import ROWS, _design
 from validator.derive import Derived
 from validator.derive.bom import build_bom
-from validator.derive.cabling import Plan
+from validator.derive.cabling import CABLING_COLUMNS, Plan
 from validator.pipeline import load_topology
 
 EXAMPLES = sorted(DESIGNS.glob("*.yaml"))
@@ -63,14 +63,15 @@ def test_superpod_bom_counts(row):
 def test_cabling_plan_one_row_per_link_no_duplicates():
     topo = load_topology(DESIGNS / "superpod-h100-4su.yaml")
     plan = Plan(topo)
-    rows = [plan.row(r) for r in plan.all_runs()]
+    rows = [dict(zip(CABLING_COLUMNS, row, strict=True)) for row in plan.rows()]
     assert len(rows) == plan.tally.links
+    assert rows == [dict(zip(CABLING_COLUMNS, plan.row(run), strict=True)) for run in plan.all_runs()]
     ends = set()
     for row in rows:
-        a, z = (row[0], row[1], row[2]), (row[0], row[5], row[6])
+        a, z = (row["fabric"], row["a_device"], row["a_port"]), (row["fabric"], row["z_device"], row["z_port"])
         assert a not in ends and z not in ends, f"port used twice: {row}"
         ends.update((a, z))
-    pairs = {(row[1], row[5]) for row in rows}
+    pairs = {(row["a_device"], row["z_device"]) for row in rows}
     assert not any((z, a) in pairs for a, z in pairs), "a Z-to-A duplicate row"
 
 

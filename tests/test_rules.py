@@ -20,7 +20,7 @@ PINNED = {
     "INF005": ("info", [13]), "INF006": ("warning", [24]), "INF007": ("error", [29]),
     "NET001": ("error", [16]), "NET002": ("error", [14]), "NET003": ("warning", [12]), "NET004": ("error", [10]),
     "NET005": ("error", [16]), "NET006": ("error", [18]), "NET007": ("error", [16]), "NET008": ("error", [16]),
-    "NET009": ("error", [19]), "NET010": ("info", [15]), "FAC004": ("warning", [18]),
+    "NET009": ("error", [19]), "NET010": ("info", [15]), "FAC004": ("warning", [18]), "NET011": ("error", [18, 19]),
     "TRN001": ("error", [26]), "TRN002": ("error", [17]), "TRN003": ("error", [39]), "TRN004": ("error", [40]),
     "TRN005": ("error", [41]), "TRN006": ("warning", [8]), "TRN007": ("error", [16, 16]),
     "TRN008": ("warning", [36]), "TRN009": ("warning", [18]),

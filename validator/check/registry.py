@@ -9,6 +9,7 @@ from validator.check.base import Rule
 from validator.check.rules import (
     backend_fabric,
     bandwidth_per_gpu,
+    cage_fit,
     checkpoint_storage,
     connected_fabric,
     cooling_density,
@@ -64,6 +65,7 @@ RULES: tuple[Rule, ...] = (
     connected_fabric.RULE,
     backend_fabric.RULE,
     rail_only.RULE,
+    cage_fit.RULE,
     lossless_fabric.RULE,
     non_blocking.RULE,
     nvlink_tp_placement.RULE,

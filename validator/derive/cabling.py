@@ -14,13 +14,18 @@ from functools import cached_property
 from typing import Any
 
 from validator.derive.links import Link, iter_links
-from validator.derive.media import Media, MediaChooser
+from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser
 from validator.derive.pairs import LinkSummary, Usage, link_pairs
 from validator.derive.placement import Layout, Place
 from validator.expand.topology import SWITCH_ROLES, Topology
+from validator.resolve.catalog.entries import Nic
 
-CABLING_COLUMNS = ("fabric", "a_device", "a_port", "a_rack", "a_ru", "z_device", "z_port", "z_rack", "z_ru",
-                   "speed_gbps", "media", "a_transceiver", "z_transceiver", "cable", "length_m")
+# A cable run list as data-centre teams ask for it (Arista AVD #7075, NetBox cables): both ends with site,
+# hall, row, rack and rack unit, the media part numbers, the length class bought and the run it covers.
+CABLING_COLUMNS = ("fabric", "a_site", "a_hall", "a_row", "a_rack", "a_ru", "a_device", "a_port",
+                   "z_site", "z_hall", "z_row", "z_rack", "z_ru", "z_device", "z_port", "speed_gbps", "media",
+                   "cable", "a_transceiver", "z_transceiver", "length_class_m", "run_m")
+CABLING_WIDTHS = (9, 14, 6, 6, 10, 6, 30, 7, 14, 6, 6, 10, 6, 30, 7, 10, 10, 18, 18, 18, 9, 8)
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,9 @@ class Plan:
         server = topology.resolved.server
         catalog = topology.resolved.catalog
         self._node_twin: dict[str, bool] = {name: (links.ports_per_cage > 1) for name, links in server.links.items()}
-        self._node_form: dict[str, str] = {name: catalog.nic(links.nic).form_factor
-                                           for name, links in server.links.items() if catalog.find("nic", links.nic)}
+        self._nic: dict[str, Nic] = {name: catalog.nic(links.nic) for name, links in server.links.items()
+                                     if catalog.find("nic", links.nic)}
+        self._cages: dict[tuple[str, str, bool], Cage] = {}
 
     @cached_property
     def _server_racks(self) -> list[int]:
@@ -94,7 +100,8 @@ class Plan:
             return self._server_racks[index]
         return self.place(fabric, role, index).rack
 
-    def media(self, fabric: str, a_role: str, a_rack: int, z_rack: int, speed: float) -> tuple[Media, float]:
+    def media(self, fabric: str, a_role: str, a_rack: int, z_rack: int, speed: float,
+              z_role: str = "leaf") -> tuple[Media, float]:
         """The media of a link and its run length."""
         spec = getattr(self.topology.resolved.design.fabrics, fabric)
         switch_end = a_role in SWITCH_ROLES
@@ -103,8 +110,32 @@ class Plan:
         length = self.layout.distance_m(a_rack, z_rack)
         chosen = self.chooser.choose(speed, length, a_rack == z_rack, node,
                                      self._node_twin.get(fabric, False) if node else False,
-                                     self._node_form.get(fabric) if node else None, forced)
+                                     self.cage(fabric, a_role, up=True), self.cage(fabric, z_role, up=False), forced)
         return chosen, length
+
+    def cage(self, fabric: str, role: str, up: bool) -> Cage:
+        """The cage a link's plug goes in at a device: a switch tier's down- or up-port cage, a server's NIC
+        cage (adapter OSFP cages take flat-top modules), a management RJ45, or unknown (appliances)."""
+        key = (fabric, role, up)
+        found = self._cages.get(key)
+        if found is None:
+            found = self._cages[key] = self._find_cage(fabric, role, up)
+        return found
+
+    def _find_cage(self, fabric: str, role: str, up: bool) -> Cage:
+        if role == "server":
+            nic = self._nic.get(fabric)
+            if nic is None:
+                return ANY_CAGE
+            return nic.form_factor, nic.top or ("flat" if nic.form_factor == "OSFP" else None)
+        if "/" in role or role == "rack-system":
+            return "RJ45", None
+        tier = self.topology.fabrics[fabric].tier(role) if role in SWITCH_ROLES else None
+        if tier is None or not tier.layout.slots:
+            return ANY_CAGE
+        slot = tier.layout.slots[tier.down_ports] if up and tier.up_ports else tier.layout.slots[0]
+        group = tier.switch.port_groups[slot.group]
+        return group.form_factor, group.top
 
     @cached_property
     def tally(self) -> Tally:
@@ -172,7 +203,7 @@ class Plan:
     def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
                 a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float
                 ) -> tuple[tuple[str, str, float], Any, Any]:
-        m, length = self.media(fabric, a_role, a_rack, z_rack, speed)
+        m, length = self.media(fabric, a_role, a_rack, z_rack, speed, z_role)
         self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, m, length)
         cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)
         a_end: Any = None
@@ -187,7 +218,7 @@ class Plan:
     def _check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
                z_rack: int, m: Media, length: float) -> None:
         if m.kind == "unresolved":
-            kind = "none"
+            kind = "cage" if m.unfit else "none"
         elif m.copper and m.kind != "cat6" and a_rack != z_rack:
             kind = "copper"
         elif m.reach_m < length:
@@ -219,7 +250,7 @@ class Plan:
         for link in iter_links(self.topology, fabric):
             a = self.place(fabric, link.a_role, link.a_index)
             z = self.place(fabric, link.z_role, link.z_index)
-            media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps)
+            media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps, link.z_role)
             yield Run(link, a, z, media, length)
 
     def all_runs(self) -> Iterator[Run]:
@@ -227,8 +258,53 @@ class Plan:
             yield from self.runs(fabric)
 
     def row(self, run: Run) -> tuple[object, ...]:
-        link, m = run.link, run.media
-        return (link.fabric, link.a_device, link.a_port, self.layout.rack_name(run.a.rack), run.a.ru,
-                link.z_device, link.z_port, self.layout.rack_name(run.z.rack), run.z.ru, link.speed_gbps, m.kind,
-                m.a_transceiver.id if m.a_transceiver else "", m.z_transceiver.id if m.z_transceiver else "",
-                m.cable.id if m.cable else "UNRESOLVED", m.length_m)
+        link = run.link
+        return (link.fabric, *self._end(run.a), link.a_device, link.a_port, *self._end(run.z), link.z_device,
+                link.z_port, link.speed_gbps, *self._media_cells(run.media, run.run_m))
+
+    def rows(self) -> Iterator[tuple[object, ...]]:
+        """Every row of the cabling plan, fabric by fabric, in link order (the fast path of `row(run)`:
+        places, names and media are worked out once per rack, device and pair of racks)."""
+        for fabric in self.topology.fabrics:
+            yield from self._rows(fabric)
+
+    def _rows(self, fabric: str) -> Iterator[tuple[object, ...]]:
+        from validator.derive.links import device_namer, link_tuples
+
+        namers: dict[str, Any] = {}
+        places: dict[tuple[str, int], tuple[object, ...]] = {}
+        cells: dict[tuple[str, int, int, float], tuple[object, ...]] = {}
+
+        def end(role: str, index: int) -> tuple[object, ...]:
+            key = (role, index)
+            found = places.get(key)
+            if found is None:
+                namer = namers.get(role) or namers.setdefault(role, device_namer(self.topology, fabric, role))
+                place = self.place(fabric, role, index)
+                found = places[key] = (*self._end(place), namer(index), place.rack)
+            return found
+
+        for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(self.topology, fabric):
+            a, z = end(a_role, a_idx), end(z_role, z_idx)
+            key = (f"{a_role}>{z_role}", int(a[-1]), int(z[-1]), speed)    # type: ignore[call-overload]
+            media = cells.get(key)
+            if media is None:
+                m, length = self.media(fabric, a_role, key[1], key[2], speed, z_role)
+                media = cells[key] = self._media_cells(m, length)
+            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media)
+            if a_role == "server" and len(places) > 4096:
+                places.clear()      # servers are visited once each: keep the cache small at 100k GPUs
+
+    def _end(self, place: Place) -> tuple[object, ...]:
+        s = self.layout.spot(place.rack)
+        return self.site, f"H{s.hall + 1}", f"R{s.row + 1:02d}", self.layout.rack_name(place.rack), place.ru
+
+    @cached_property
+    def site(self) -> str:
+        design = self.topology.resolved.design
+        return design.site.name or design.metadata.name
+
+    @staticmethod
+    def _media_cells(m: Media, run_m: float) -> tuple[object, ...]:
+        return (m.kind, m.cable.id if m.cable else "UNRESOLVED", m.a_transceiver.id if m.a_transceiver else "",
+                m.z_transceiver.id if m.z_transceiver else "", m.length_m, round(run_m, 1))

@@ -62,14 +62,14 @@ def cabling_csv_rows(plan: Plan) -> Iterable[str]:
     writer.writerow(CABLING_COLUMNS)
     yield out.getvalue()
     total = plan.tally.links
-    for run in progress(plan.all_runs(), total, "cabling"):
+    for row in progress(plan.rows(), total, "cabling"):
         out.seek(0)
         out.truncate()
-        writer.writerow(plan.row(run))
+        writer.writerow(row)
         yield out.getvalue()
 
 
 def cabling_json(plan: Plan) -> str:
-    rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, plan.row(run), strict=True)) for run in plan.all_runs()]
+    rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, row, strict=True)) for row in plan.rows()]
     return json.dumps({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
                       indent=1, sort_keys=True) + "\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 from validator.base.findings import Finding
 from validator.derive.bom import Bom
-from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
 
 HEADER_FILL = "1F4E78"
 MONEY = '"$"#,##0'
@@ -162,7 +162,7 @@ def _cabling_sheet(wb: Any, plan: Plan) -> None:
     """Header, widths, frozen row and filter only: the rows are streamed into the package afterwards
     (`_cabling_rows`), because openpyxl spends ~13 us per cell and a 100k-GPU plan has millions."""
     ws = wb.create_sheet("Cabling")
-    _header(ws, list(CABLING_COLUMNS), [9, 30, 7, 9, 6, 30, 7, 9, 6, 10, 8, 18, 18, 18, 9])
+    _header(ws, list(CABLING_COLUMNS), list(CABLING_WIDTHS))
     _filter(ws, len(CABLING_COLUMNS), plan.tally.links)
 
 
@@ -177,9 +177,9 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
 
     chunk: list[str] = []
     total = plan.tally.links
-    for n, run in enumerate(progress(plan.all_runs(), total, "workbook"), start=2):
+    for n, row in enumerate(progress(plan.rows(), total, "workbook"), start=2):
         cells = []
-        for col, value in zip(_COLUMNS, plan.row(run), strict=True):
+        for col, value in zip(_COLUMNS, row, strict=True):
             if isinstance(value, int | float) and not isinstance(value, bool):
                 cells.append(f'<c r="{col}{n}"><v>{value:g}</v></c>' if isinstance(value, float)
                              else f'<c r="{col}{n}"><v>{value}</v></c>')

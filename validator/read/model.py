@@ -101,6 +101,9 @@ class Rack(_Model):
 
 
 class Site(_Model):
+    name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                             description="Site (data centre) name used in the cable run list and rack "
+                             "elevations (default: the design's name).")
     rack: Rack = Field(description="The GPU rack: power budget, cooling and model.")
     pue: Annotated[float, Field(ge=1, le=5)] | None = Field(
         None, description="Power usage effectiveness of the facility (default from data/defaults.yaml).")
