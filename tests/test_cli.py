@@ -10,7 +10,7 @@ from tests.helpers import FIXTURES, cli, cli_subprocess
 def test_examples_pass():
     code, out, _ = cli("validate", "designs/")
     assert code == 0
-    assert "5 designs checked: 5 passed, 0 failed" in out
+    assert "6 designs checked: 6 passed, 0 failed" in out
 
 
 def test_invalid_design_exits_1():
@@ -40,7 +40,7 @@ def test_unknown_option_is_usage_error():
 def test_json_report_alone_on_stdout():
     code, out, _ = cli("validate", "designs/", "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["version"] == 1 and data["summary"]["designs"] == 5
+    assert code == 0 and data["version"] == 1 and data["summary"]["designs"] == 6
 
 
 def test_directory_walk_skips_non_designs_and_counts_them(tmp_path):

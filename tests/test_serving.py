@@ -119,3 +119,35 @@ def test_capacity_never_rises_when_the_slo_tightens(case, tpot, tighter):
     loose = capacity(lat, 4, Slo(tpot_p99_s=tpot), ceiling)
     strict = capacity(lat, 4, Slo(tpot_p99_s=tpot * tighter), ceiling)
     assert strict <= loose * (1 + 1e-9)
+
+
+DEEPSEEK = "designs/inference-deepseek-v3-pd-h100.yaml"
+
+
+def test_deepseek_pd_design_validates_and_matches_the_published_per_node_throughput():
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    analysis = analyze(ROOT / DEEPSEEK, DEEPSEEK)
+    assert [f for f in analysis.findings if not f.waived] == []
+    est = analysis.derived.estimate.inference
+    # SGLang on 96 H100 (lmsys.org/blog/2025-05-05-large-scale-ep): 54,543 input tokens/s per node
+    # for 2K prompts (prefill, EP32) and 22,282 output tokens/s per node (decode, EP72, 2K inputs)
+    assert abs(est.prefill_tokens_per_s_per_gpu * 8 / 54_543 - 1) <= 0.25
+    assert abs(est.decode_tokens_per_s_per_gpu * 8 / 22_282 - 1) <= 0.25
+    assert est.kv_bytes_per_token == 70_272 and est.kv_transfer_ms is not None
+
+
+def test_a_fleet_short_of_its_load_fails_the_capacity_rule_with_the_count_that_would(tmp_path):
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    text = (ROOT / DEEPSEEK).read_text().replace("targets: {qps: 80,", "targets: {qps: 400,")
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    analysis = analyze(path, "d.yaml")
+    est = analysis.derived.estimate.inference
+    hits = [f for f in analysis.findings if f.rule == "INF008"]
+    assert est.prefill_replicas_needed is not None and est.prefill_replicas_needed > 1
+    assert any(f"needs {est.prefill_replicas_needed}" in f.message and "prefill" in f.message for f in hits)
+    assert all(f.severity == "error" for f in hits)

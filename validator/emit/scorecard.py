@@ -63,7 +63,9 @@ def _inference(e: dict[str, Any]) -> list[str]:
         f"{e['output_tokens_per_s_per_replica']:,.0f}   {e['requests_per_s_per_replica']:.4g} requests/s per replica",
         f"    batch {e['batch']} sequences per replica (capped by {e['batch_limit']})"
         + (f"   prefill pool {e['prefill_tokens_per_s_per_gpu']:,.0f} prompt tokens/s per GPU"
-           if e["prefill_tokens_per_s_per_gpu"] is not None else ""),
+           if e["prefill_tokens_per_s_per_gpu"] is not None else "")
+        + (f", decode pool {e['decode_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU"
+           if e["decode_tokens_per_s_per_gpu"] is not None else ""),
         f"  latency {load}: TTFT p50 {_ms(e['ttft_p50_ms'])}, p99 {_ms(e['ttft_ms'])}   TPOT p50 "
         f"{_ms(e['tpot_p50_ms'])}, p99 {_ms(e['tpot_ms'])}"
         + (f"   KV transfer {e['kv_transfer_ms']:.2f} ms" if e["kv_transfer_ms"] is not None else ""),

@@ -48,6 +48,7 @@ class InferenceEstimate:
     output_tokens_per_s_per_gpu: float
     total_tokens_per_s_per_gpu: float         # input + output tokens
     prefill_tokens_per_s_per_gpu: float | None
+    decode_tokens_per_s_per_gpu: float | None     # decode pool alone (disaggregated)
     target_qps: float | None                  # with headroom
     ttft_ms: float | None                     # p99 at the target load on the planned fleet
     tpot_ms: float | None
@@ -205,7 +206,9 @@ def estimate_inference(topology: Topology, gpu_hour_usd: float | None) -> Infere
         batch=int(point.batch * s.shape.dp), batch_limit=point.limit,
         requests_per_s_per_replica=rps, output_tokens_per_s_per_replica=rps * w.output,
         output_tokens_per_s_per_gpu=out_gpu, total_tokens_per_s_per_gpu=total_gpu,
-        prefill_tokens_per_s_per_gpu=prefill_per_gpu, target_qps=load,
+        prefill_tokens_per_s_per_gpu=prefill_per_gpu,
+        decode_tokens_per_s_per_gpu=point.output_tokens_per_s / s.shape.gpus if len(ps) == 2 else None,
+        target_qps=load,
         ttft_ms=_ms(lat.ttft_p99_s) if lat else None, tpot_ms=_ms(lat.tpot_p99_s) if lat else None,
         ttft_p50_ms=_ms(lat.ttft_p50_s) if lat else None, tpot_p50_ms=_ms(lat.tpot_p50_s) if lat else None,
         kv_transfer_ms=_ms(transfer.seconds) if transfer else None,
