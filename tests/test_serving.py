@@ -151,3 +151,26 @@ def test_a_fleet_short_of_its_load_fails_the_capacity_rule_with_the_count_that_w
     assert est.prefill_replicas_needed is not None and est.prefill_replicas_needed > 1
     assert any(f"needs {est.prefill_replicas_needed}" in f.message and "prefill" in f.message for f in hits)
     assert all(f.severity == "error" for f in hits)
+
+
+def _deepseek_on(tmp_path, fabric_type: str, lossless: bool):
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    text = (ROOT / DEEPSEEK).read_text().replace("    type: roce\n", f"    type: {fabric_type}\n", 1)
+    if not lossless:
+        start = text.index("    lossless:")
+        text = text[:start] + text[text.index("  oob:"):]
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    return {f.rule: f for f in analyze(path, "d.yaml").findings}
+
+
+def test_wide_ep_on_infiniband_is_not_over_built_and_needs_no_warning(tmp_path):
+    found = _deepseek_on(tmp_path, "infiniband", lossless=False)
+    assert "INF005" not in found and "INF006" not in found
+
+
+def test_wide_ep_without_rdma_is_flagged(tmp_path):
+    found = _deepseek_on(tmp_path, "ethernet", lossless=False)
+    assert found["INF006"].severity == "warning" and "EP 72" in found["INF006"].message
