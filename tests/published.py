@@ -77,15 +77,21 @@ def training_setup(row: Row) -> TrainingSetup:
 
 
 def inference_setup(row: Row):
-    from validator.derive.estimate.inference import InferenceSetup
+    """The serving setup, workload and batch of a TensorRT-LLM v0.9 static-batching row."""
+    from validator.derive.estimate.engine import EngineSettings, Network, serving_constants
+    from validator.derive.estimate.kv import Shape
+    from validator.derive.estimate.operating import Workload
+    from validator.derive.estimate.step import ServingSetup
 
     d = row.data
     gpu = builtin_catalog().gpu(GPU[d["gpu"]])
     precision = PRECISION[d["precision"]]
     tp = row.int("tp", 1)
-    return InferenceSetup(model=row_model(row), gpu=gpu, tp=tp, pp=1, ep=1, gpus=int(d["num_gpus"]),
-                          weight_precision=precision, kv_precision=precision, prompt_tokens=int(d["isl"]),
-                          output_tokens=row.int("osl", 1), batch=row.int("infer_batch", 1), nvlink_domain=8)
+    engine = EngineSettings("trtllm", None, 1 << 30, False, "reserve")
+    net = Network(8, 8, gpu.scaleup_bandwidth_gbs / 2, 0.0, 0.0, 0.0, False)
+    setup = ServingSetup(row_model(row), gpu, Shape(tp, tp), precision, precision, engine, net,
+                         serving_constants(gpu.id))
+    return setup, Workload(float(d["isl"]), float(row.int("osl", 1)), 0.0), row.int("infer_batch", 1)
 
 
 def published_value(row: Row) -> tuple[str, float]:
@@ -106,9 +112,11 @@ def estimated_value(row: Row, metric: str, constants=None) -> float:
         from validator.derive.estimate.training import estimate_training
 
         return float(getattr(estimate_training(training_setup(row), constants), metric))
-    from validator.derive.estimate.inference import estimate_latency
+    from validator.derive.estimate.operating import static_batch
 
-    return float(getattr(estimate_latency(inference_setup(row), constants), metric))
+    setup, workload, batch = inference_setup(row)
+    ttft, throughput = static_batch(setup, workload, batch)
+    return ttft * 1e3 if metric == "ttft_ms" else throughput
 
 
 def error(row: Row, constants=None) -> float:

@@ -28,7 +28,9 @@ PINNED = {
 
 
 def test_every_rule_with_a_check_has_a_fixture():
-    assert {r.id for r in RULES} - {"WVR001"} == set(PINNED)
+    # rules written in the per-rule case format (tests/rules/<ID>/) are run by tests/test_serving_rules.py
+    cased = {p.name for p in (ROOT / "tests" / "rules").iterdir()} if (ROOT / "tests" / "rules").is_dir() else set()
+    assert {r.id for r in RULES} - {"WVR001"} - cased == set(PINNED)
 
 
 @pytest.mark.parametrize("rule_id", sorted(PINNED))

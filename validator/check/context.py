@@ -9,6 +9,7 @@ from typing import Any
 from validator.base.findings import Finding
 from validator.base.resources import load_data
 from validator.derive import Derived
+from validator.derive.estimate import Estimate
 from validator.expand.sizing import Problem
 from validator.expand.topology import Topology
 from validator.read.model import Design, Inference, Training, Waiver
@@ -55,5 +56,5 @@ class Context:
         return [p for p in self.topology.problems if p.rule == rule]
 
     @property
-    def estimate(self) -> dict[str, Any]:
+    def estimate(self) -> Estimate:
         return self.derived.estimate

@@ -1,5 +1,5 @@
 """Calculations several rules share, one home each: the per-rack server power, the serving pools of an
-inference fleet and the engine's memory utilisation."""
+inference fleet, the engine's memory utilisation and whether experts or the KV cache need RDMA."""
 
 from __future__ import annotations
 
@@ -26,3 +26,15 @@ def pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
 
 def utilization(ctx: Context) -> float:
     return ctx.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]
+
+
+def rdma_fabric(ctx: Context, name: str = "compute") -> bool:
+    """The fabric exists and carries RDMA: InfiniBand, RoCE, or Ethernet with a congestion control."""
+    fab = ctx.design.fabrics.compute if name == "compute" else getattr(ctx.design.fabrics, name)
+    return fab is not None and (fab.type in ("infiniband", "roce") or fab.congestion_control is not None)
+
+
+def wide_ep_pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
+    """Pools whose expert-parallel group is larger than the NVLink domain (all-to-all over the fabric)."""
+    domain = ctx.resolved.nvlink_domain_gpus
+    return [p for p in pools(ctx) if p[1].ep > 1 and p[1].ep > domain]

@@ -177,13 +177,13 @@ def _headline(analysis: Analysis) -> str:
     from validator.derive.estimate import estimate
 
     assert analysis.topology is not None
-    e = estimate(analysis.topology)
+    e = estimate(analysis.topology).as_dict()
     if e["kind"] == "training":
         days = e["time_to_train_days"]
         return (f"MFU {100 * e['mfu']:.1f}%, {e['tokens_per_s']:,.0f} tokens/s"
                 + (f", {days:,.1f} days to train" if days is not None else ""))
-    return (f"TTFT {e['ttft_ms']:,.0f} ms, TPOT {e['tpot_ms']:.1f} ms, {e['max_concurrency_per_replica']} concurrent "
-            "requests per replica")
+    return (f"{e['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, {e['max_concurrency_per_replica']} "
+            "concurrent requests per replica")
 
 
 def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:

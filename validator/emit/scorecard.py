@@ -43,15 +43,44 @@ def scorecard(e: dict[str, Any]) -> str:
                      f"gradients {m['gradients_gb']:.1f}, optimizer {m['optimizer_gb']:.1f}, activations "
                      f"{m['activations_gb']:.1f}, reserve {m['reserve_gb']:.1f})")
     else:
-        cost = e["cost_per_million_tokens"]
-        lines.append(f"  TTFT {e['ttft_ms']:,.0f} ms   TPOT {e['tpot_ms']:.1f} ms   "
-                     f"{e['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at batch {e['batch']}")
-        lines.append(f"  KV cache {e['kv_bytes_per_token']:,.0f} B/token ({e['kv_bytes_per_token_per_gpu']:,.0f} per "
-                     f"GPU), {e['kv_gb_per_gpu']:.1f} GB per GPU -> max {e['max_concurrency_per_replica']} concurrent "
-                     f"requests per replica")
-        lines.append(f"  replicas needed {_fmt(e['replicas_needed'], 'd')} (planned {e['replicas_planned']}), "
-                     f"{e['requests_per_s_per_replica']:.3g} requests/s per replica, cost per million output "
-                     f"tokens {'n/a (no server price)' if cost is None else f'${cost:.3f}'}")
+        lines += _inference(e)
     items = ", ".join(f"{k}={v}" for k, v in sorted(e["assumptions"].items()))
     lines.append(textwrap.fill(items, width=110, initial_indent="  assumptions: ", subsequent_indent="    "))
     return "\n".join(lines) + "\n"
+
+
+def _ms(x: Any) -> str:
+    return "n/a (overloaded)" if x is None else f"{x:,.1f} ms"
+
+
+def _inference(e: dict[str, Any]) -> list[str]:
+    cost = e["cost_per_million_tokens"]
+    load = f"at {e['target_qps']:.4g} requests/s" if e["target_qps"] else "at light load (no target load)"
+    lines = [
+        f"  {e['mode']} serving on {e['engine']}; full load, every request's prefill included:",
+        f"    output tokens/s per GPU {e['output_tokens_per_s_per_gpu']:,.0f}   input + output tokens/s per GPU "
+        f"{e['total_tokens_per_s_per_gpu']:,.0f}   output tokens/s per replica "
+        f"{e['output_tokens_per_s_per_replica']:,.0f}   {e['requests_per_s_per_replica']:.4g} requests/s per replica",
+        f"    batch {e['batch']} sequences per replica (capped by {e['batch_limit']})"
+        + (f"   prefill pool {e['prefill_tokens_per_s_per_gpu']:,.0f} prompt tokens/s per GPU"
+           if e["prefill_tokens_per_s_per_gpu"] is not None else "")
+        + (f", decode pool {e['decode_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU"
+           if e["decode_tokens_per_s_per_gpu"] is not None else ""),
+        f"  latency {load}: TTFT p50 {_ms(e['ttft_p50_ms'])}, p99 {_ms(e['ttft_ms'])}   TPOT p50 "
+        f"{_ms(e['tpot_p50_ms'])}, p99 {_ms(e['tpot_ms'])}"
+        + (f"   KV transfer {e['kv_transfer_ms']:.2f} ms" if e["kv_transfer_ms"] is not None else ""),
+        f"  KV cache {e['kv_bytes_per_token']:,} B/token ({e['kv_bytes_per_token_per_gpu']:,} B per GPU), "
+        f"{e['kv_gb_per_gpu']:.1f} GB per GPU -> max {e['max_concurrency_per_replica']} concurrent requests "
+        "per replica",
+    ]
+    needed = _fmt(e["replicas_needed"], "d")
+    if e["prefill_replicas_needed"] is not None or e["prefill_replicas_planned"] is not None:
+        needed = f"prefill {_fmt(e['prefill_replicas_needed'], 'd')} (planned {e['prefill_replicas_planned']}), " \
+                 f"decode {needed}"
+    head = "" if e["headroom_pct"] is None else f", headroom {e['headroom_pct']:+.0f}% over the target"
+    lines.append(f"  replicas needed {needed} (planned {e['replicas_planned']}); fleet capacity at the SLOs "
+                 f"{e['fleet_capacity_qps']:.4g} requests/s{head}")
+    lines.append("  cost per million output tokens " + ("n/a (no server price)" if cost is None else f"${cost:.3f}")
+                 + ("" if e["cost_per_million_total_tokens"] is None else
+                    f", per million input + output tokens ${e['cost_per_million_total_tokens']:.3f}"))
+    return lines

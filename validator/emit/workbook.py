@@ -48,7 +48,7 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         headline = (f"MFU {100 * estimate['mfu']:.1f}%, {estimate['tokens_per_s']:,.0f} tokens/s, step "
                     f"{estimate['step_time_s']:.3g} s")
     else:
-        headline = (f"TTFT {estimate['ttft_ms']:,.0f} ms, TPOT {estimate['tpot_ms']:.1f} ms, max "
+        headline = (f"{estimate['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, max "
                     f"{estimate['max_concurrency_per_replica']} concurrent requests per replica")
     active = [f for f in findings if not f.waived]
     p = bom.power
@@ -77,5 +77,5 @@ def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None)
     assert derived is not None and topology is not None
     stamp = design_timestamp(path, timestamp)
     bom, findings = derived.bom, analysis.findings
-    return workbook_bytes(bom, derived.cabling, findings, summary(topology, bom, derived.estimate, findings, path,
-                                                                   stamp), stamp)
+    facts = summary(topology, bom, derived.estimate.as_dict(), findings, path, stamp)
+    return workbook_bytes(bom, derived.cabling, findings, facts, stamp)

@@ -30,6 +30,10 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "mfu": ("MFU", "", "ratio"), "tokens_per_s": ("tokens/s", "", "value"), "step_time_s": ("step time", "s", "value"),
     "time_to_train_days": ("time to train", "days", "value"), "ttft_ms": ("TTFT", "ms", "value"),
     "tpot_ms": ("TPOT", "ms", "value"), "max_concurrency": ("max concurrency per replica", "", "count"),
+    "output_tokens_per_s_per_gpu": ("output tokens/s per GPU (prefill included)", "", "value"),
+    "total_tokens_per_s_per_gpu": ("input + output tokens/s per GPU", "", "value"),
+    "replicas_needed": ("replicas needed at the SLOs", "", "count"),
+    "cost_per_million_tokens": ("cost per million output tokens", "USD", "value"),
     "errors": ("errors", "", "count"), "warnings": ("warnings", "", "count"),
 }
 
@@ -78,7 +82,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
         return out
     bom = derived.bom
     qty = bom.totals["qty_by_category"]
-    est = derived.estimate
+    est = derived.estimate.as_dict()
     out.update({
         "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
@@ -91,7 +95,11 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
     if est["kind"] == "training":
         out.update({k: est[k] for k in ("mfu", "tokens_per_s", "step_time_s", "time_to_train_days")})
     else:
-        out.update({"ttft_ms": est["ttft_ms"], "tpot_ms": est["tpot_ms"],
+        out.update({"output_tokens_per_s_per_gpu": est["output_tokens_per_s_per_gpu"],
+                    "total_tokens_per_s_per_gpu": est["total_tokens_per_s_per_gpu"],
+                    "replicas_needed": est["replicas_needed"],
+                    "cost_per_million_tokens": est["cost_per_million_tokens"],
+                    "ttft_ms": est["ttft_ms"], "tpot_ms": est["tpot_ms"],
                     "max_concurrency": est["max_concurrency_per_replica"]})
     return out
 

@@ -9,7 +9,8 @@ from typing import Any
 from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
-HEADLINE = ("gpus", "switches", "it_kw", "capex", "mfu", "tokens_per_s", "ttft_ms", "tpot_ms", "max_concurrency")
+HEADLINE = ("gpus", "switches", "it_kw", "capex", "mfu", "tokens_per_s", "output_tokens_per_s_per_gpu",
+            "replicas_needed", "cost_per_million_tokens", "ttft_ms", "tpot_ms", "max_concurrency")
 
 
 def _fmt(metric: str, value: float | None) -> str:

@@ -6,16 +6,18 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.memory import kv_bytes_per_token
+from validator.derive.estimate.inference import transfer_of
 
 
 def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     """Prefill/decode disaggregation ships each prompt's KV cache over RDMA on a fabric that exists, and
-    the transfer fits in a share of the TTFT budget.
+    the transfer fits in a share of the TTFT budget. One request's KV leaves from the GPUs of the prefill
+    attention rank that computed it and lands on one decode rank, each GPU over its own NICs (not the
+    whole pool's bandwidth); the estimate uses the same transfer time.
 
     Source: shared/docs/domain.md section 4 (ship the KV cache over a fast link: RDMA, NVLink);
-    DistServe, Mooncake; shared/docs/estimator-notes.md 2.8.
-    Fix: use `kv_transfer: rdma` on the compute fabric, or faster NICs.
+    DistServe, Mooncake; shared/docs/serving-model.md 5 (per-request transfer over the NICs of one rank).
+    Fix: use `kv_transfer: rdma` on the compute fabric, faster NICs, or an FP8 KV cache.
     Example:
         inference: {disaggregation: {kv_transfer: tcp, ...}}
     """
@@ -26,21 +28,19 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     base = ("inference", "disaggregation")
     if d.kv_transfer == "tcp":
         yield Hit("the KV cache moves over TCP; disaggregation needs RDMA (or NVLink)", (*base, "kv_transfer"))
-    fab = ctx.resolved.fabrics.get(d.kv_transfer_fabric)
-    if fab is None:
+    if d.kv_transfer != "nvlink" and ctx.resolved.fabrics.get(d.kv_transfer_fabric) is None:
         yield Hit(f"KV transfer fabric '{d.kv_transfer_fabric}' is not in the design", (*base, "kv_transfer_fabric"))
         return
     budget = inf.targets.ttft_ms
-    if budget is None:
+    transfer = transfer_of(ctx.topology)
+    if budget is None or transfer is None:
         return
-    kv_bytes = inf.prompt_tokens * kv_bytes_per_token(ctx.resolved.model, inf.kv_precision)
-    servers = max(1, d.decode.replica.gpus // ctx.resolved.server.gpus)
-    bw = fab.links_per_server * fab.nic_speed_gbps * servers / 8 * 1e9
-    ms = kv_bytes / bw * 1e3 if bw else float("inf")
+    ms = transfer.seconds * 1e3
     share = ctx.threshold("kv_transfer_ttft_share")
     if ms > budget * share:
-        yield Hit(f"the prompt's KV cache ({kv_bytes / 1e9:.2f} GB) takes {ms:.1f} ms, over {share:.0%} of the "
-                  f"{budget:g} ms TTFT budget", (*base, "kv_transfer_fabric"))
+        yield Hit(f"the prompt's KV cache ({transfer.bytes:,.0f} B) takes {ms:.1f} ms over {transfer.gbps:,.0f} Gb/s "
+                  f"({transfer.links:g} links of one attention rank), over {share:.0%} of the {budget:g} ms TTFT "
+                  "budget", (*base, "kv_transfer_fabric"))
 
 
 RULE = Rule("INF004", "disaggregation-transport", "KV transfer over RDMA within the TTFT budget", "error", "inference",

@@ -7,15 +7,17 @@ from collections.abc import Iterator
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
 from validator.check.shared import pools, utilization
-from validator.derive.estimate.memory import kv_capacity
+from validator.derive.estimate.kv import kv_capacity, shape_of
 
 
 def kv_concurrency(ctx: Context) -> Iterator[Hit]:
-    """Per replica, (HBM x utilization - weights - reserve) / KV bytes of one request at the maximum
-    context is the most requests it can hold; the fleet must cover the target concurrency.
+    """Per attention rank, (HBM x utilization - weights - reserve) / KV bytes of one request at the
+    maximum context is the most requests it can hold; a replica holds that times its DP-attention
+    ranks, and the fleet must cover the target concurrency.
 
     Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size));
-    shared/docs/estimator-notes.md 2.7.
+    shared/docs/estimator-notes.md 2.7; DP attention keeps each rank's own requests' KV
+    (shared/docs/serving-model.md 4).
     Fix: add replicas, use FP8 KV cache, shorten max_context_tokens, or use GPUs with more HBM.
     Example:
         inference: {max_context_tokens: 4096, targets: {concurrent_requests: 100000}}
@@ -25,14 +27,16 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     if target is None:
         return
     _, rep, count = pools(ctx)[-1]  # decode pool holds the requests when disaggregated
+    s = shape_of(rep)
     cap = kv_capacity(ctx.resolved.model, inf, ctx.resolved.gpu.memory_gb, utilization(ctx),
-                      ctx.threshold("inference_reserve_gb"), rep.tp, rep.pp, rep.gpus)
+                      ctx.threshold("inference_reserve_gb"), s.tp, s.pp, s.gpus, s.ep, s.dp)
     fleet = cap.max_concurrency * count
     if fleet < target:
         yield Hit(f"KV-limited concurrency {cap.max_concurrency} per replica x {count} replicas = {fleet} < target "
                   f"{target}: per GPU ({cap.usable_gb:.1f} GB usable - {cap.weights_gb:.1f} GB weights - "
                   f"{cap.reserve_gb:g} GB reserve) / ({cap.kv_bytes_per_token_per_gpu:,.0f} B/token x "
-                  f"{inf.max_context_tokens} tokens)", ("inference", "targets", "concurrent_requests"))
+                  f"{inf.max_context_tokens} tokens), x {cap.ranks} attention rank(s)",
+                  ("inference", "targets", "concurrent_requests"))
 
 
 RULE = Rule("INF003", "kv-concurrency", "KV-cache-limited concurrency covers the target", "error", "inference",

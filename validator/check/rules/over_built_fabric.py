@@ -6,21 +6,27 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
+from validator.check.shared import wide_ep_pools
 
 
 def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     """Independent replicas do not all-reduce with each other: a lossless InfiniBand fabric for them is
-    money that belongs in HBM. RoCE hardware and operations cost about 1/3 to 1/2 of InfiniBand.
+    money that belongs in HBM. RoCE hardware and operations cost about 1/3 to 1/2 of InfiniBand. Not
+    over-built when the fabric carries the fleet's own traffic: expert all-to-all of an expert-parallel
+    group wider than the NVLink domain, or the prefill-to-decode KV transfer of a disaggregated fleet.
 
-    Source: shared/docs/domain.md section 1 (cost note); exception: MoE replicas with EP across an
-    NVL72-class domain.
+    Source: shared/docs/domain.md section 1 (cost note); shared/docs/serving-model.md 4-5 (wide EP over
+    RDMA, DeepEP; KV transfer over RDMA in P/D disaggregation).
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
     Example:
         kind: InferenceFleet
         fabrics: {compute: {type: infiniband, ...}}
     """
     fab = ctx.design.fabrics.compute
-    if fab is not None and fab.type == "infiniband":
+    d = ctx.inference.disaggregation
+    carries = bool(wide_ep_pools(ctx)) or (d is not None and d.kv_transfer_fabric == "compute" and
+                                           d.kv_transfer == "rdma")
+    if fab is not None and fab.type == "infiniband" and not carries:
         switches = ctx.topology.fabrics["compute"].switches
         noun = "switch" if switches == 1 else "switches"
         yield Hit(f"independent replicas on a lossless InfiniBand fabric ({switches} {noun}); an Ethernet "

@@ -1,4 +1,4 @@
-"""INF001 replica-fit: Replica weights fit in HBM."""
+"""INF001 replica-fit: Replica weights fit in HBM, and its parallel layout adds up."""
 
 from __future__ import annotations
 
@@ -7,16 +7,20 @@ from collections.abc import Iterator
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
 from validator.check.shared import pools, utilization
-from validator.derive.estimate.memory import params_per_gpu, precision_bytes
+from validator.derive.estimate.kv import shape_of, weight_bytes_per_gpu
 
 
 def replica_fit(ctx: Context) -> Iterator[Hit]:
     """A replica's weights at their precision plus the runtime reserve fit the replica's HBM
-    (HBM x gpu_memory_utilization per GPU, as serving engines allocate it).
+    (HBM x gpu_memory_utilization per GPU, as serving engines allocate it): attention, dense layers and
+    shared experts split by TP x PP, routed experts split over every GPU of a pipeline stage. The layout
+    must add up: gpus = tp x pp x dp_attention, and the expert-parallel group divides a stage's GPUs.
 
     Source: vLLM memory profiling (weights + activations + non-torch memory within
-    gpu_memory_utilization); shared/docs/estimator-notes.md 2.7.
-    Fix: use more GPUs per replica (higher TP), a lower weight precision, or GPUs with more HBM.
+    gpu_memory_utilization); shared/docs/estimator-notes.md 2.7; shared/docs/serving-model.md 4
+    (tp x dp = moe_tp x ep).
+    Fix: use more GPUs per replica (higher TP or EP), a lower weight precision, or GPUs with more HBM;
+    make gpus equal tp x pp x dp_attention.
     Example:
         inference: {model: llama3-405b, replica: {gpus: 1}}   # 811 GB of bf16 weights on one GPU
     """
@@ -24,14 +28,18 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     model = ctx.resolved.model
     hbm = ctx.resolved.gpu.memory_gb * utilization(ctx)
     for path, rep, _ in pools(ctx):
-        weights = params_per_gpu(model, rep.tp, rep.pp, rep.ep) * precision_bytes(inf.weight_precision) / 1e9
+        shape = shape_of(rep)
+        weights = weight_bytes_per_gpu(model, inf.weight_precision, shape) / 1e9
         need = weights + ctx.threshold("inference_reserve_gb")
         if need > hbm:
             yield Hit(f"{weights:.1f} GB of {inf.weight_precision} weights + {ctx.threshold('inference_reserve_gb'):g}"
                       f" GB reserve per GPU > {hbm:.1f} GB usable HBM", (*path, "gpus"))
-        if rep.tp * rep.pp * rep.ep > rep.gpus:
-            yield Hit(f"TP {rep.tp} x PP {rep.pp} x EP {rep.ep} needs more than the replica's {rep.gpus} GPUs",
-                      (*path, "gpus"))
+        if shape.tp * shape.pp * shape.dp != rep.gpus:
+            layout = shape.tp * shape.pp * shape.dp
+            yield Hit(f"TP {shape.tp} x PP {shape.pp} x DP-attention {shape.dp} = {layout} GPUs, but the replica has "
+                      f"{rep.gpus}", (*path, "gpus"))
+        elif rep.ep > rep.gpus // rep.pp or (rep.gpus // rep.pp) % rep.ep:
+            yield Hit(f"EP {rep.ep} does not divide the {rep.gpus // rep.pp} GPUs of a pipeline stage", (*path, "ep"))
 
 
 RULE = Rule("INF001", "replica-fit", "Replica weights fit in HBM", "error", "inference", replica_fit, waivable=False)

@@ -3,16 +3,16 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from validator.base.resources import load_data
-from validator.derive.estimate.inference import InferenceSetup, estimate_latency, kv_transfer_ms, replicas_needed
-from validator.derive.estimate.memory import block_size, kv_capacity, training_memory
+from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
+from validator.derive.estimate.memory import training_memory
 from validator.derive.estimate.training import TrainingSetup, estimate_training
 from validator.expand.topology import Topology
 
-ESTIMATE_VERSION = 1
+ESTIMATE_VERSION = 2
 
 
 def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
@@ -70,67 +70,9 @@ def estimate_training_design(topology: Topology) -> dict[str, Any]:
     return rounded
 
 
-def _utilization(topology: Topology) -> float:
-    r = topology.resolved
-    return r.inference.gpu_memory_utilization or r.defaults["gpu_memory_utilization"]
-
-
-def estimate_inference_design(topology: Topology) -> dict[str, Any]:
-    r = topology.resolved
-    inf = r.inference
-    thresholds = load_data("thresholds.yaml")["thresholds"]
-    reserve = r.design.thresholds.get("inference_reserve_gb", float(thresholds["inference_reserve_gb"]["value"]))
-    serving = load_data("serving.yaml")
-    max_seqs = int(serving["max_num_seqs"]["value"])
-    d = inf.disaggregation
-    decode_pool = d.decode if d else None
-    replica = decode_pool.replica if decode_pool else inf.replica
-    cap = kv_capacity(r.model, inf, r.gpu.memory_gb, _utilization(topology), reserve, replica.tp, replica.pp,
-                      replica.gpus)
-    batch = max(1, min(cap.max_concurrency, max_seqs))
-
-    def setup(rep: Any, b: int) -> InferenceSetup:
-        return InferenceSetup(r.model, r.gpu, rep.tp, rep.pp, rep.ep, rep.gpus, inf.weight_precision, inf.kv_precision,
-                              inf.prompt_tokens, inf.output_tokens, b, r.nvlink_domain_gpus)
-
-    at_batch = estimate_latency(setup(replica, batch))
-    single = estimate_latency(setup(d.prefill.replica if d else replica, 1))
-    ttft = single.ttft_ms
-    transfer = None
-    if d is not None:
-        fab = r.fabrics.get(d.kv_transfer_fabric)
-        servers = max(1, d.decode.replica.gpus // r.server.gpus)
-        gbps = (fab.links_per_server * fab.nic_speed_gbps * servers) if fab else 0.0
-        eff = float(load_data("efficiency.yaml")["communication"]["fabric_efficiency"]["value"])
-        transfer = kv_transfer_ms(r.model, inf.kv_precision, inf.prompt_tokens, gbps, eff) if gbps else None
-        ttft += transfer or 0.0
-    # continuous batching: a replica finishes `batch` requests every output_tokens x TPOT
-    qps_per_replica = batch / (inf.output_tokens * at_batch.tpot_ms / 1e3)
-    replicas = replicas_needed(inf.targets.qps, inf.targets.concurrent_requests, qps_per_replica, cap.max_concurrency)
-    out = {
-        "kind": "inference",
-        "weights_gb_per_gpu": cap.weights_gb, "kv_bytes_per_token": cap.kv_bytes_per_token,
-        "kv_bytes_per_token_per_gpu": cap.kv_bytes_per_token_per_gpu, "kv_gb_per_gpu": cap.kv_gb,
-        "kv_tokens_per_replica": cap.tokens_per_replica, "max_concurrency_per_replica": cap.max_concurrency,
-        "batch": batch, "ttft_ms": ttft, "kv_transfer_ms": transfer, "tpot_ms": at_batch.tpot_ms,
-        "output_tokens_per_s_per_gpu": batch / (at_batch.tpot_ms / 1e3) / replica.gpus,
-        "requests_per_s_per_replica": qps_per_replica, "replicas_needed": replicas,
-        "replicas_planned": _planned_replicas(topology),
-        "cost_per_million_tokens": cost_per_million_tokens(topology, batch / (at_batch.tpot_ms / 1e3) / replica.gpus),
-        "assumptions": {**at_batch.assumptions, "gpu_memory_utilization": _utilization(topology),
-                        "reserve_gb_per_gpu": reserve, "max_num_seqs": max_seqs,
-                        "ttft": "batch 1, no queueing" + (" + KV transfer" if d else ""),
-                        "kv_block_size": block_size()},
-    }
-    rounded: dict[str, Any] = _round(out)
-    return rounded
-
-
-def _planned_replicas(topology: Topology) -> int:
-    inf = topology.resolved.inference
-    if inf.disaggregation:
-        return inf.disaggregation.decode.replicas
-    return inf.replicas or (inf.autoscaling.max if inf.autoscaling else 0)
+def estimate_inference_design(topology: Topology) -> InferenceEstimate:
+    """The serving estimate (validator/derive/estimate/inference.py), cost from gpu_hour_usd()."""
+    return estimate_inference(topology, gpu_hour_usd(topology))
 
 
 def gpu_hour_usd(topology: Topology) -> float | None:
@@ -146,14 +88,27 @@ def gpu_hour_usd(topology: Topology) -> float | None:
     return capex + power
 
 
-def cost_per_million_tokens(topology: Topology, tokens_per_s_per_gpu: float) -> float | None:
-    rate = gpu_hour_usd(topology)
-    if rate is None or tokens_per_s_per_gpu <= 0:
-        return None
-    return rate / (tokens_per_s_per_gpu * 3600 / 1e6)
+@dataclass
+class Estimate:
+    """The estimate of one design: `training` (a dict today) or `inference` (typed)."""
+
+    version: int
+    name: str
+    file: str
+    kind: str
+    training: dict[str, Any] | None = None
+    inference: InferenceEstimate | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of `clusterplan estimate --format json` (schemas/estimate.schema.json)."""
+        body = self.training if self.training is not None else \
+            (_round(self.inference.as_dict()) if self.inference is not None else {})
+        return {"version": self.version, "name": self.name, "file": self.file, "kind": self.kind, **body}
 
 
-def estimate(topology: Topology) -> dict[str, Any]:
+def estimate(topology: Topology) -> Estimate:
     r = topology.resolved
-    body = estimate_training_design(topology) if r.design.training else estimate_inference_design(topology)
-    return {"version": ESTIMATE_VERSION, "name": r.design.metadata.name, "file": r.file, **body}
+    name, file = r.design.metadata.name, r.file
+    if r.design.training:
+        return Estimate(ESTIMATE_VERSION, name, file, "training", training=estimate_training_design(topology))
+    return Estimate(ESTIMATE_VERSION, name, file, "inference", inference=estimate_inference_design(topology))

@@ -1,121 +1,245 @@
-"""Inference latency, throughput, KV-limited concurrency and cost (shared/docs/estimator-notes.md 2.7-2.8).
-
-Prefill is compute bound (decides TTFT); decode reads the weights and the batch's KV cache from HBM
-every step (decides TPOT), plus a latency-bound TP all-reduce per layer.
-"""
+"""The inference estimate of a design: engine step model at full load (every request's prefill
+counted), latency at the target load, replicas needed at the SLOs, capacity of the planned fleet,
+KV cache and cost (shared/docs/serving-model.md; docs/estimator.md, Inference)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from validator.derive.estimate.constants import Constants, constants_for
-from validator.derive.estimate.flops import attn_width, layer_matmul_params
-from validator.derive.estimate.memory import (
-    kv_bytes_per_token,
-    kv_bytes_per_token_per_gpu,
-    params_per_gpu,
-    precision_bytes,
-)
-from validator.resolve.catalog.entries import Gpu, LlmModel
+from validator.base.resources import load_data
+from validator.derive.estimate.engine import engine_settings, serving_constants
+from validator.derive.estimate.fleet import Slo, capacity, replicas_for
+from validator.derive.estimate.kv import KvCapacity, kv_capacity, shape_of
+from validator.derive.estimate.network import KvTransfer, kv_transfer, network_of
+from validator.derive.estimate.operating import Workload, decode_rate, max_load, prefill_rate
+from validator.derive.estimate.queueing import Latency, aggregated, decode_pool, prefill_pool
+from validator.derive.estimate.step import ServingSetup
+from validator.expand.topology import Topology
+from validator.read.model import Replica
 
 
 @dataclass(frozen=True)
-class InferenceSetup:
-    model: LlmModel
-    gpu: Gpu
-    tp: int
-    pp: int
-    ep: int
-    gpus: int                       # per replica
-    weight_precision: str
-    kv_precision: str
-    prompt_tokens: int
-    output_tokens: int
-    batch: int
-    nvlink_domain: int
+class Pool:
+    """One pool of identical replicas (the whole fleet when aggregated)."""
+
+    role: str                      # aggregated | prefill | decode
+    setup: ServingSetup
+    workload: Workload
+    kv: KvCapacity
+    planned: int
 
 
 @dataclass
-class InferenceLatency:
-    ttft_ms: float
-    tpot_ms: float
-    prefill_batch_ms: float
-    output_tokens_per_s_per_gpu: float
+class InferenceEstimate:
+    mode: str
+    engine: str
+    weights_gb_per_gpu: float
+    kv_bytes_per_token: int                   # exact, all layers
+    kv_bytes_per_token_per_gpu: int
+    kv_gb_per_gpu: float
+    kv_tokens_per_replica: int
+    max_concurrency_per_replica: int
+    batch: int                                # running sequences per replica at full load
+    batch_limit: str                          # what caps it
+    requests_per_s_per_replica: float         # full load, prefill included
     output_tokens_per_s_per_replica: float
-    requests_per_s_per_replica: float
+    output_tokens_per_s_per_gpu: float
+    total_tokens_per_s_per_gpu: float         # input + output tokens
+    prefill_tokens_per_s_per_gpu: float | None
+    decode_tokens_per_s_per_gpu: float | None     # decode pool alone (disaggregated)
+    target_qps: float | None                  # with headroom
+    ttft_ms: float | None                     # p99 at the target load on the planned fleet
+    tpot_ms: float | None
+    ttft_p50_ms: float | None
+    tpot_p50_ms: float | None
+    kv_transfer_ms: float | None
+    kv_transfer_gbps: float | None
+    replicas_needed: int | None
+    prefill_replicas_needed: int | None
+    replicas_planned: int
+    prefill_replicas_planned: int | None
+    fleet_capacity_qps: float
+    headroom_pct: float | None                # capacity over target, percent
+    cost_per_million_tokens: float | None     # output tokens
+    cost_per_million_total_tokens: float | None
     assumptions: dict[str, Any] = field(default_factory=dict)
 
-
-def _peak(gpu: Gpu, precision: str) -> float:
-    key = precision if precision in gpu.tflops else ("bf16" if "bf16" in gpu.tflops else "fp16")
-    return gpu.tflops[key] * 1e12
-
-
-def prefill_flops(model: LlmModel, tokens: int) -> float:
-    """Forward FLOPs of one prompt: matmuls plus causal attention (half of s^2), plus the LM head."""
-    matmul = 2 * layer_matmul_params(model) * tokens * model.layers
-    attention = 2 * model.layers * tokens * tokens * attn_width(model)
-    return matmul + attention + 2 * model.vocab * model.hidden
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
-def estimate_latency(s: InferenceSetup, c: Constants | None = None) -> InferenceLatency:
-    c = c or constants_for(s.gpu.id, s.weight_precision)
-    model = s.model
-    peak = _peak(s.gpu, s.weight_precision)
-    shards = s.tp * s.pp
-    nvlink = s.gpu.scaleup_bandwidth_gbs / 2 * 1e9 * c.nvlink_efficiency
-    act = precision_bytes("bf16")
-
-    def allreduce(size: float) -> float:
-        if s.tp <= 1:
-            return 0.0
-        return 2 * (s.tp - 1) / s.tp * size / nvlink + 2 * (s.tp - 1) * c.nvlink_latency_s
-
-    weights_gpu = params_per_gpu(model, s.tp, s.pp, s.ep) * precision_bytes(s.weight_precision)
-    hbm = s.gpu.memory_bandwidth_tbs * 1e12 * c.decode_memory_efficiency
-    launch = model.layers * c.layer_overhead_s   # per forward pass: kernel launches and syncs
-
-    # prefill: compute bound (but never faster than one read of the weights), 2 all-reduces per layer
-    def prefill(batch: int) -> float:
-        compute = batch * prefill_flops(model, s.prompt_tokens) / (shards * peak * c.prefill_efficiency)
-        comm = 2 * model.layers * allreduce(batch * s.prompt_tokens * model.hidden * act)
-        return max(compute, weights_gpu / hbm) + comm + launch
-
-    ttft = prefill(1)
-    # decode at the batch's average context: weights + KV read from HBM, or compute if larger
-    ctx = s.prompt_tokens + s.output_tokens * c.decode_context_share
-    kv_gpu = kv_bytes_per_token_per_gpu(model, s.kv_precision, s.tp, s.pp) * ctx * s.batch
-    memory_time = (weights_gpu + kv_gpu) / hbm
-    active = params_per_gpu(model, s.tp, s.pp, s.ep) * (model.active_params_b / model.params_b if model.moe else 1)
-    compute_time = 2 * active * s.batch / (peak * c.prefill_efficiency)
-    step = max(memory_time, compute_time) * s.pp + 2 * model.layers * allreduce(s.batch * model.hidden * act) + \
-        launch
-    prefill_batch = prefill(s.batch)
-    total = prefill_batch + s.output_tokens * step
-    out_per_replica = s.batch * s.output_tokens / total
-    return InferenceLatency(
-        ttft_ms=ttft * 1e3, tpot_ms=step * 1e3, prefill_batch_ms=prefill_batch * 1e3,
-        output_tokens_per_s_per_gpu=out_per_replica / s.gpus, output_tokens_per_s_per_replica=out_per_replica,
-        requests_per_s_per_replica=s.batch / total,
-        assumptions={"prefill_efficiency": c.prefill_efficiency, "decode_memory_efficiency": c.decode_memory_efficiency,
-                     "layer_overhead_us": c.layer_overhead_s * 1e6, "batching": "static (whole batch "
-                     "prefilled, then decoded)", "decode_context_share": c.decode_context_share,
-                     "peak_tflops": peak / 1e12, "constants_source": c.source},
-    )
+def _pool(topology: Topology, role: str, rep: Replica, planned: int, reserve: float) -> Pool:
+    r = topology.resolved
+    inf = r.inference
+    shape = shape_of(rep)
+    setup = ServingSetup(r.model, r.gpu, shape, inf.weight_precision, inf.kv_precision,
+                         engine_settings(inf.engine, r.gpu), network_of(topology), serving_constants(r.gpu.id))
+    util = inf.gpu_memory_utilization or r.defaults["gpu_memory_utilization"]
+    kv = kv_capacity(r.model, inf, r.gpu.memory_gb, util, reserve, shape.tp, shape.pp, shape.gpus, shape.ep, shape.dp)
+    return Pool(role, setup, Workload(inf.prompt_tokens, inf.output_tokens, kv.tokens_per_rank), kv, planned)
 
 
-def kv_transfer_ms(model: LlmModel, kv_precision: str, prompt_tokens: int, gbps: float, efficiency: float) -> float:
-    """Prefill-to-decode KV transfer of one prompt over `gbps` of aggregate NIC bandwidth."""
-    return prompt_tokens * kv_bytes_per_token(model, kv_precision) / (gbps / 8 * 1e9 * efficiency) * 1e3
+def pools(topology: Topology) -> list[Pool]:
+    r = topology.resolved
+    inf = r.inference
+    thresholds = load_data("thresholds.yaml")["thresholds"]
+    reserve = r.design.thresholds.get("inference_reserve_gb", float(thresholds["inference_reserve_gb"]["value"]))
+    d = inf.disaggregation
+    if d is not None:
+        return [_pool(topology, "prefill", d.prefill.replica, d.prefill.replicas, reserve),
+                _pool(topology, "decode", d.decode.replica, d.decode.replicas, reserve)]
+    planned = inf.replicas or (inf.autoscaling.max if inf.autoscaling else 1)
+    return [_pool(topology, "aggregated", inf.replica, planned, reserve)]
 
 
-def replicas_needed(qps: float | None, concurrency: int | None, qps_per_replica: float,
-                    max_concurrency: int) -> int | None:
-    need = []
-    if qps:
-        need.append(math.ceil(qps / qps_per_replica) if qps_per_replica > 0 else 0)
-    if concurrency:
-        need.append(math.ceil(concurrency / max_concurrency) if max_concurrency > 0 else 0)
-    return max(need) if need else None
+def slo_of(topology: Topology) -> Slo:
+    t = topology.resolved.inference.targets
+
+    def s(ms: float | None) -> float | None:
+        return None if ms is None else ms / 1e3
+
+    return Slo(s(t.ttft_p50_ms), s(t.ttft_ms), s(t.tpot_p50_ms), s(t.tpot_ms))
+
+
+def target_qps(topology: Topology) -> float | None:
+    inf = topology.resolved.inference
+    t = inf.targets
+    loads = [x for x in (t.qps, t.output_tokens_per_s / inf.output_tokens if t.output_tokens_per_s else None) if x]
+    return max(loads) * (1 + t.headroom_pct / 100) if loads else None
+
+
+def transfer_of(topology: Topology) -> KvTransfer | None:
+    """The KV transfer of one request between the design's prefill and decode pools (None: aggregated,
+    or no fabric to carry it)."""
+    r = topology.resolved
+    d = r.inference.disaggregation
+    if d is None:
+        return None
+    net = network_of(topology, d.kv_transfer_fabric)
+    return kv_transfer(r.model, r.inference.kv_precision, r.inference.prompt_tokens, shape_of(d.prefill.replica),
+                       shape_of(d.decode.replica), net, serving_constants(r.gpu.id), d.kv_transfer)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    latency: Latency | None          # at the target (or a light) load on the planned fleet
+    needed: int | None
+    prefill_needed: int | None
+    capacity_qps: float
+
+
+def _ms(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else x * 1e3
+
+
+def _size_aggregated(p: Pool, load: float | None, slo: Slo, concurrency: int | None) -> Sizing:
+    def lat(lam: float) -> Latency | None:
+        return aggregated(p.setup, p.workload, lam)
+
+    ceiling = max_load(p.setup, p.workload).requests_per_s
+    needed = replicas_for(lat, load, slo) if load else None
+    if concurrency and p.kv.max_concurrency:
+        needed = max(needed or 0, math.ceil(concurrency / p.kv.max_concurrency))
+    at = lat(load / p.planned) if load else lat(ceiling * 1e-3)
+    return Sizing(at, needed, None, capacity(lat, p.planned, slo, ceiling))
+
+
+def _size_disaggregated(pre: Pool, dec: Pool, load: float | None, slo: Slo, transfer_s: float,
+                        concurrency: int | None) -> Sizing:
+    def lat_p(lam: float) -> Latency | None:
+        return prefill_pool(pre.setup, pre.workload, lam)
+
+    def lat_d(lam: float) -> Latency | None:
+        return decode_pool(dec.setup, dec.workload, lam)
+
+    ttft_slo = Slo(slo.ttft_p50_s, slo.ttft_p99_s)
+    tpot_slo = Slo(tpot_p50_s=slo.tpot_p50_s, tpot_p99_s=slo.tpot_p99_s)
+    ceil_p = prefill_rate(pre.setup, pre.workload)[0] / max(pre.workload.prompt, 1.0)
+    ceil_d = decode_rate(dec.setup, dec.workload).requests_per_s
+    needed_p = replicas_for(lat_p, load, ttft_slo, transfer_s) if load else None
+    needed_d = replicas_for(lat_d, load, tpot_slo) if load else None
+    if concurrency and dec.kv.max_concurrency:
+        needed_d = max(needed_d or 0, math.ceil(concurrency / dec.kv.max_concurrency))
+    a = lat_p(load / pre.planned) if load else lat_p(ceil_p * 1e-3)
+    b = lat_d(load / dec.planned) if load else lat_d(ceil_d * 1e-3)
+    both = None if a is None or b is None else Latency(
+        a.ttft_p50_s + transfer_s, a.ttft_p99_s + transfer_s, b.tpot_p50_s, b.tpot_p99_s, b.batch)
+    cap = min(capacity(lat_p, pre.planned, ttft_slo, ceil_p, transfer_s), capacity(lat_d, dec.planned, tpot_slo,
+                                                                                      ceil_d))
+    return Sizing(both, needed_d, needed_p, cap)
+
+
+def estimate_inference(topology: Topology, gpu_hour_usd: float | None) -> InferenceEstimate:
+    r = topology.resolved
+    inf = r.inference
+    ps = pools(topology)
+    main = ps[-1]                          # the pool that decodes and holds the requests
+    s, w = main.setup, main.workload
+    load, slo = target_qps(topology), slo_of(topology)
+    transfer = transfer_of(topology)
+    if len(ps) == 2:
+        pre = ps[0]
+        prefill_tok, _ = prefill_rate(pre.setup, pre.workload)
+        point = decode_rate(s, w)
+        rps = point.requests_per_s
+        sizing = _size_disaggregated(pre, main, load, slo, transfer.seconds if transfer else math.inf,
+                                     inf.targets.concurrent_requests)
+        gpus = main.setup.shape.gpus + pre.setup.shape.gpus * rps / max(prefill_tok / w.prompt, 1e-12)
+        prefill_per_gpu: float | None = prefill_tok / pre.setup.shape.gpus
+    else:
+        point = max_load(s, w)
+        rps = point.requests_per_s
+        sizing = _size_aggregated(main, load, slo, inf.targets.concurrent_requests)
+        gpus, prefill_per_gpu = float(s.shape.gpus), None
+    out_gpu = rps * w.output / gpus
+    total_gpu = rps * (w.prompt + w.output) / gpus
+    lat = sizing.latency
+    cap = sizing.capacity_qps
+    return InferenceEstimate(
+        mode="disaggregated" if len(ps) == 2 else "aggregated", engine=s.engine.name,
+        weights_gb_per_gpu=main.kv.weights_gb, kv_bytes_per_token=int(main.kv.kv_bytes_per_token),
+        kv_bytes_per_token_per_gpu=int(main.kv.kv_bytes_per_token_per_gpu), kv_gb_per_gpu=main.kv.kv_gb,
+        kv_tokens_per_replica=main.kv.tokens_per_replica, max_concurrency_per_replica=main.kv.max_concurrency,
+        batch=int(point.batch * s.shape.dp), batch_limit=point.limit,
+        requests_per_s_per_replica=rps, output_tokens_per_s_per_replica=rps * w.output,
+        output_tokens_per_s_per_gpu=out_gpu, total_tokens_per_s_per_gpu=total_gpu,
+        prefill_tokens_per_s_per_gpu=prefill_per_gpu,
+        decode_tokens_per_s_per_gpu=point.output_tokens_per_s / s.shape.gpus if len(ps) == 2 else None,
+        target_qps=load,
+        ttft_ms=_ms(lat.ttft_p99_s) if lat else None, tpot_ms=_ms(lat.tpot_p99_s) if lat else None,
+        ttft_p50_ms=_ms(lat.ttft_p50_s) if lat else None, tpot_p50_ms=_ms(lat.tpot_p50_s) if lat else None,
+        kv_transfer_ms=_ms(transfer.seconds) if transfer else None,
+        kv_transfer_gbps=transfer.gbps if transfer else None,
+        replicas_needed=sizing.needed, prefill_replicas_needed=sizing.prefill_needed,
+        replicas_planned=main.planned, prefill_replicas_planned=ps[0].planned if len(ps) == 2 else None,
+        fleet_capacity_qps=cap, headroom_pct=(cap / load - 1) * 100 if load else None,
+        cost_per_million_tokens=_per_million(gpu_hour_usd, out_gpu),
+        cost_per_million_total_tokens=_per_million(gpu_hour_usd, total_gpu),
+        assumptions=_assumptions(main, load is not None))
+
+
+def _per_million(rate: float | None, tokens_per_s_per_gpu: float) -> float | None:
+    if rate is None or tokens_per_s_per_gpu <= 0 or not math.isfinite(tokens_per_s_per_gpu):
+        return None
+    return rate / (tokens_per_s_per_gpu * 3600 / 1e6)
+
+
+def _assumptions(p: Pool, loaded: bool) -> dict[str, Any]:
+    s, c = p.setup, p.setup.constants
+    e = s.engine
+    return {
+        "engine": e.name, "max_num_seqs": e.max_num_seqs, "max_batched_tokens": e.max_batched_tokens,
+        "chunked_prefill": e.chunked_prefill, "kv_admission": e.admission, "prefix_cache_hit_rate": e.prefix_hit,
+        "speculative_tokens_per_step": round(e.tokens_per_step, 4),
+        "tp": s.shape.tp, "pp": s.shape.pp, "ep": s.shape.ep, "dp_attention": s.shape.dp,
+        "gemm_efficiency": c.gemm, "expert_gemm_efficiency": c.expert_gemm, "attention_efficiency": c.attention,
+        "memory_efficiency": c.memory, "constants": c.family, "constants_source": c.source,
+        "rdma_gbps_per_gpu": s.network.rdma_gbps_per_gpu,
+        "arrivals": "Poisson at the target load, split evenly over the planned replicas" if loaded else
+        "no target load: latency of a lightly loaded replica",
+        "latency_model": "closed-form queueing (docs/estimator.md, Inference)",
+        "throughput": "full load, every request's prefill included",
+    }

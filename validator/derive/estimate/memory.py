@@ -1,14 +1,13 @@
-"""Memory per GPU: training states and activations (Korthikanti et al. 2022, ZeRO), inference weights
-and KV cache (vLLM sizing). Formulas in shared/docs/estimator-notes.md sections 2.6 and 2.7."""
+"""Memory per GPU: training states and activations (Korthikanti et al. 2022, ZeRO). Formulas in
+shared/docs/estimator-notes.md section 2.6; serving weights and the KV cache are in kv.py."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cache
 
 from validator.base.resources import load_data
-from validator.read.model import Inference, Training
+from validator.read.model import Training
 from validator.resolve.catalog.entries import LlmModel
 
 GB = 1e9
@@ -78,50 +77,3 @@ def training_memory(model: LlmModel, t: Training, reserve_gb: float) -> Training
     activations = per_layer * model.layers * interleave
     activations += 4 * s * b * h / tp * (1 + model.vocab / h)
     return TrainingMemory(psi * weights / GB, psi * grads / GB, psi * opt / GB, activations / GB, reserve_gb)
-
-
-def kv_bytes_per_token(model: LlmModel, kv_precision: str) -> float:
-    """KV cache bytes for one token over all layers (MLA keeps one latent per layer)."""
-    per_layer = (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) if model.mla else \
-        2 * model.kv_heads * model.dim_per_head
-    return model.layers * per_layer * precision_bytes(kv_precision)
-
-
-def kv_bytes_per_token_per_gpu(model: LlmModel, kv_precision: str, tp: int, pp: int) -> float:
-    """KV heads are split by TP (replicated when fewer than TP); MLA's latent is not split by TP."""
-    layers = math.ceil(model.layers / pp)
-    if model.mla:
-        per_layer = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-    else:
-        heads = model.kv_heads // tp if model.kv_heads >= tp else 1
-        per_layer = 2 * heads * model.dim_per_head
-    return layers * per_layer * precision_bytes(kv_precision)
-
-
-@dataclass(frozen=True)
-class KvCapacity:
-    hbm_gb: float
-    usable_gb: float          # HBM x utilization
-    weights_gb: float         # per GPU
-    reserve_gb: float
-    kv_gb: float              # left for the KV cache, per GPU
-    kv_bytes_per_token: float            # whole model
-    kv_bytes_per_token_per_gpu: float
-    tokens_per_replica: int
-    max_concurrency: int      # requests at max_context_tokens
-
-
-def kv_capacity(model: LlmModel, inf: Inference, hbm_gb: float, utilization: float, reserve_gb: float,
-                tp: int, pp: int, gpus: int) -> KvCapacity:
-    weights = params_per_gpu(model, tp, pp, 1) * precision_bytes(inf.weight_precision) / GB
-    if model.moe and gpus > tp * pp:
-        weights = params_per_gpu(model, tp, pp, gpus // (tp * pp)) * precision_bytes(inf.weight_precision) / GB
-    usable = hbm_gb * utilization
-    kv_gb = max(0.0, usable - weights - reserve_gb)
-    per_gpu = kv_bytes_per_token_per_gpu(model, inf.kv_precision, tp, pp)
-    block = block_size()
-    blocks = int(kv_gb * GB // (per_gpu * block)) if per_gpu else 0
-    tokens = blocks * block
-    concurrency = blocks // math.ceil(inf.max_context_tokens / block)
-    return KvCapacity(hbm_gb, usable, weights, reserve_gb, kv_gb, kv_bytes_per_token(model, inf.kv_precision),
-                      per_gpu, tokens, concurrency)

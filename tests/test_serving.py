@@ -1,0 +1,176 @@
+"""Serving estimator: published operating points (tests/reference/serving-runs.csv, each row citing its
+source), the KV closed form, and the monotonicity and ordering invariants of the step and queueing
+models."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.serving_published import cases, error
+from validator.derive.estimate.fleet import Slo, capacity
+from validator.derive.estimate.kv import kv_capacity
+from validator.derive.estimate.operating import max_load
+from validator.derive.estimate.queueing import aggregated
+from validator.read.model import Inference
+from validator.resolve.catalog import builtin_catalog
+
+CASES = {c.id: c for c in cases()}
+
+# Published figures pinned, with the tolerance each is held to (the issue's held-out bound, 25 %, unless
+# tighter). Source of each: the row's `source` and `source_url` columns in tests/reference/serving-runs.csv.
+PINNED = {
+    # dense, aggregated, max-load output tokens/s per GPU (TensorRT-LLM perf overview, newest edition)
+    "S-TRTNEW-H200-L70-TP2-1000-1000": 0.10, "S-TRTNEW-H200-L70-TP2-8192-1024": 0.10,
+    "S-TRTNEW-H100-L70-TP2-1000-1000": 0.10, "S-TRTNEW-B200-L70-TP1-1024-1024": 0.10,
+    "S-TRTNEW-GB200-L70-TP1-8192-1024": 0.15, "S-TRTNEW-B200-L70-TP1-32768-1024": 0.15,
+    # dense, aggregated (TensorRT-LLM v1.0 edition, total per instance / TP)
+    "S-TRT10-H100-L405-TP8-1000-1000": 0.10, "S-TRT10-H200-L8-TP1-1000-1000": 0.10,
+    # MoE (DeepSeek-R1, attention DP + EP), aggregated
+    "S-TRTNEW-GB200-DSR1-DEP4-1024-1024": 0.10, "S-TRTNEW-GB200-DSR1-DEP4-8192-1024": 0.15,
+    "S-TRTNEW-H200-DSR1-DEP8-1024-8192": 0.10, "S-TRTDS-H200-DSR1-DEP8-1024-2048": 0.25,
+    # MoE, disaggregated prefill (input tokens/s per GPU) and decode (output tokens/s per GPU)
+    "S-SGL-H100-DSV3-PREFILL-EP32-2000": 0.10, "S-VWEP-H200-DSR1-PREFILL-EP16": 0.10,
+    "S-SGL-H100-DSV3-DECODE-EP72-2000": 0.10, "S-VWEP-H200-DSR1-DECODE-EP32": 0.10,
+    "S-VWEP-H200-DSR1-DECODE-EP72": 0.15, "S-SGLGB2-GB200-DSV3-DECODE-LOWPREC-2000": 0.20,
+    # dense, aggregated, latency at load: mean TPOT at a Poisson rate (vLLM v0.6.0) and max-load req/s
+    "S-V06-H100-L8-SGPT-TPOT-QPS32": 0.10, "S-V06-H100-L70-SGPT-TPOT-QPS2": 0.10,
+    "S-V06-H100-L70-SGPT-TPOT-QPS8": 0.10, "S-V06-H100-L70-DEC-THR": 0.10, "S-V06-H100-L8-DEC-THR": 0.10,
+}
+
+
+@pytest.mark.parametrize("row_id", sorted(PINNED))
+def test_published_operating_point(row_id):
+    err = error(CASES[row_id])
+    assert abs(err) <= PINNED[row_id], f"{row_id}: {err:+.3f} beyond {PINNED[row_id]}"
+
+
+def test_pinned_points_cover_dense_and_moe_aggregated_and_disaggregated():
+    kinds = {(CASES[r].setup.model.moe is not None, CASES[r].kind) for r in PINNED}
+    assert {(False, "aggregated"), (True, "aggregated"), (True, "prefill"), (True, "decode"),
+            (False, "load")} <= kinds
+    assert len(PINNED) >= 15
+
+
+def _inference(**kw) -> Inference:
+    base = {"model": "llama3-70b", "replica": {"gpus": 8, "tp": 8}, "replicas": 1, "prompt_tokens": 1024,
+            "output_tokens": 256, "max_context_tokens": 8192}
+    return Inference.model_validate({**base, **kw})
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(hbm=st.floats(40, 300), ctx=st.integers(256, 32768), tp=st.sampled_from([1, 2, 4, 8]),
+       dp=st.sampled_from([1, 2, 4]))
+def test_kv_concurrency_equals_the_closed_form(hbm, ctx, tp, dp):
+    # Llama-3-70B bf16: 80 layers x 2 (K and V) x max(1, 8 KV heads / TP) x 128 x 2 B per token per GPU
+    model = builtin_catalog().model("llama3-70b")
+    inf = _inference(max_context_tokens=ctx, kv_precision="bf16")
+    cap = kv_capacity(model, inf, hbm, 0.9, 3.5, tp, 1, tp * dp, 1, dp)
+    per_gpu = 80 * 2 * max(1, 8 // tp) * 128 * 2
+    blocks = int(max(0.0, hbm * 0.9 - cap.weights_gb - 3.5) * 1e9 // (per_gpu * 16))
+    assert cap.kv_bytes_per_token_per_gpu == per_gpu
+    assert cap.max_concurrency == dp * (blocks // math.ceil(ctx / 16))
+
+
+def test_deepseek_mla_kv_is_one_latent_per_layer():
+    # (512 + 64) x 61 layers x 2 B = 70,272 B per token, whole on every TP rank
+    model = builtin_catalog().model("deepseek-v3")
+    cap = kv_capacity(model, _inference(model="deepseek-v3", kv_precision="bf16"), 80, 0.9, 3.5, 8, 1, 8)
+    assert cap.kv_bytes_per_token == 70_272 and cap.kv_bytes_per_token_per_gpu == 70_272
+
+
+AGG = [c for c in CASES.values() if c.kind == "aggregated" and c.metric != "req_s"]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(case=st.sampled_from(AGG), grow=st.floats(1.0, 8.0))
+def test_throughput_never_rises_with_longer_prompts_or_outputs(case, grow):
+    base = max_load(case.setup, case.workload).requests_per_s
+    longer_prompt = dataclasses.replace(case.workload, prompt=case.workload.prompt * grow)
+    longer_output = dataclasses.replace(case.workload, output=case.workload.output * grow)
+    assert max_load(case.setup, longer_prompt).requests_per_s <= base * (1 + 1e-9)
+    assert max_load(case.setup, longer_output).requests_per_s <= base * (1 + 1e-9)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(case=st.sampled_from(AGG), share=st.floats(0.01, 0.99))
+def test_latency_percentiles_are_ordered(case, share):
+    lam = max_load(case.setup, case.workload).requests_per_s * share
+    lat = aggregated(case.setup, case.workload, lam)
+    if lat is None:
+        return
+    assert lat.ttft_p50_s <= lat.ttft_p99_s and lat.tpot_p50_s <= lat.tpot_p99_s
+    faster = aggregated(case.setup, case.workload, lam / 2)
+    assert faster is not None and faster.tpot_p99_s <= lat.tpot_p99_s * (1 + 1e-9)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(case=st.sampled_from(AGG), tpot=st.floats(0.005, 0.5), tighter=st.floats(0.3, 1.0))
+def test_capacity_never_rises_when_the_slo_tightens(case, tpot, tighter):
+    ceiling = max_load(case.setup, case.workload).requests_per_s
+
+    def lat(x: float):
+        return aggregated(case.setup, case.workload, x)
+
+    loose = capacity(lat, 4, Slo(tpot_p99_s=tpot), ceiling)
+    strict = capacity(lat, 4, Slo(tpot_p99_s=tpot * tighter), ceiling)
+    assert strict <= loose * (1 + 1e-9)
+
+
+DEEPSEEK = "designs/inference-deepseek-v3-pd-h100.yaml"
+
+
+def test_deepseek_pd_design_validates_and_matches_the_published_per_node_throughput():
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    analysis = analyze(ROOT / DEEPSEEK, DEEPSEEK)
+    assert [f for f in analysis.findings if not f.waived] == []
+    est = analysis.derived.estimate.inference
+    # SGLang on 96 H100 (lmsys.org/blog/2025-05-05-large-scale-ep): 54,543 input tokens/s per node
+    # for 2K prompts (prefill, EP32) and 22,282 output tokens/s per node (decode, EP72, 2K inputs)
+    assert abs(est.prefill_tokens_per_s_per_gpu * 8 / 54_543 - 1) <= 0.25
+    assert abs(est.decode_tokens_per_s_per_gpu * 8 / 22_282 - 1) <= 0.25
+    assert est.kv_bytes_per_token == 70_272 and est.kv_transfer_ms is not None
+
+
+def test_a_fleet_short_of_its_load_fails_the_capacity_rule_with_the_count_that_would(tmp_path):
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    text = (ROOT / DEEPSEEK).read_text().replace("targets: {qps: 80,", "targets: {qps: 400,")
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    analysis = analyze(path, "d.yaml")
+    est = analysis.derived.estimate.inference
+    hits = [f for f in analysis.findings if f.rule == "INF008"]
+    assert est.prefill_replicas_needed is not None and est.prefill_replicas_needed > 1
+    assert any(f"needs {est.prefill_replicas_needed}" in f.message and "prefill" in f.message for f in hits)
+    assert all(f.severity == "error" for f in hits)
+
+
+def _deepseek_on(tmp_path, fabric_type: str, lossless: bool):
+    from tests.helpers import ROOT
+    from validator.pipeline import analyze
+
+    text = (ROOT / DEEPSEEK).read_text().replace("    type: roce\n", f"    type: {fabric_type}\n", 1)
+    if not lossless:
+        start = text.index("    lossless:")
+        text = text[:start] + text[text.index("  oob:"):]
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    return {f.rule: f for f in analyze(path, "d.yaml").findings}
+
+
+def test_wide_ep_on_infiniband_is_not_over_built_and_needs_no_warning(tmp_path):
+    found = _deepseek_on(tmp_path, "infiniband", lossless=False)
+    assert "INF005" not in found and "INF006" not in found
+
+
+def test_wide_ep_without_rdma_is_flagged(tmp_path):
+    found = _deepseek_on(tmp_path, "ethernet", lossless=False)
+    assert found["INF006"].severity == "warning" and "EP 72" in found["INF006"].message

@@ -1,0 +1,99 @@
+"""The serving engine a replica runs: scheduler limits (design, else validator/data/serving.yaml by
+engine), the step model's efficiency constants (validator/data/efficiency.yaml `serving`), and the
+network a replica's GPUs talk over (NVLink inside the domain, the RDMA compute fabric beyond)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from validator.base.resources import load_data
+from validator.read.model import Engine
+from validator.resolve.catalog.entries import Gpu
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    name: str
+    max_num_seqs: int | None          # per attention rank; None: only the KV pool caps it
+    max_batched_tokens: int           # token budget of one step, per attention rank
+    chunked_prefill: bool
+    admission: str                    # "reserve" (prompt + full output) or "average" (prompt + half)
+    prefix_hit: float = 0.0
+    spec_tokens: int = 0
+    spec_acceptance: float = 0.0
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens one decode step yields per sequence: (1 - a^(g+1)) / (1 - a) (Leviathan et al.)."""
+        if not self.spec_tokens:
+            return 1.0
+        a = self.spec_acceptance
+        return (1 - a ** (self.spec_tokens + 1)) / (1 - a)
+
+
+def engine_settings(engine: Engine, gpu: Gpu) -> EngineSettings:
+    data = load_data("serving.yaml")
+    table = data["engines"][engine.name]
+    large = gpu.memory_gb >= float(data["large_gpu_gib"]["value"]) * 2 ** 30 / 1e9 and "a100" not in gpu.id
+
+    def default(key: str) -> Any:
+        entry = table[key]
+        return entry["value"] if large or "small_gpu_value" not in entry else entry["small_gpu_value"]
+
+    seqs = engine.max_num_seqs or default("max_num_seqs")
+    spec = engine.speculative
+    return EngineSettings(
+        name=engine.name, max_num_seqs=int(seqs) if seqs else None,
+        max_batched_tokens=int(engine.max_batched_tokens or default("max_batched_tokens")),
+        chunked_prefill=bool(default("chunked_prefill") if engine.chunked_prefill is None else engine.chunked_prefill),
+        admission=str(default("admission")), prefix_hit=engine.prefix_cache_hit_rate,
+        spec_tokens=spec.tokens if spec else 0, spec_acceptance=spec.acceptance if spec else 0.0)
+
+
+@dataclass(frozen=True)
+class ServingConstants:
+    gemm: float
+    expert_gemm: float
+    attention: float
+    memory: float
+    step_overhead_s: float
+    layer_overhead_s: float
+    allreduce_latency_s: float
+    ep_latency_s: float
+    ep_exposed: float
+    nvlink_efficiency: float
+    fabric_efficiency: float
+    family: str
+    source: str
+
+
+@cache
+def serving_constants(gpu_id: str) -> ServingConstants:
+    data = load_data("efficiency.yaml")
+    s = data["serving"]
+    family = s["family"].get(gpu_id, s["default_family"])
+    g = s["gpus"][family]
+    comm = data["communication"]
+    return ServingConstants(
+        gemm=float(g["gemm"]), expert_gemm=float(g["expert_gemm"]), attention=float(g["attention"]),
+        memory=float(g["memory"]),
+        step_overhead_s=float(g["step_overhead_us"]) / 1e6, layer_overhead_s=float(g["layer_overhead_us"]) / 1e6,
+        allreduce_latency_s=float(s["allreduce_latency_us"]["value"]) / 1e6,
+        ep_latency_s=float(s["ep_latency_us"]["value"]) / 1e6, ep_exposed=float(s["ep_exposed"]["value"]),
+        nvlink_efficiency=float(comm["nvlink_efficiency"]["value"]),
+        fabric_efficiency=float(comm["fabric_efficiency"]["value"]), family=family, source=str(s["source"]))
+
+
+@dataclass(frozen=True)
+class Network:
+    """What one GPU of a replica talks over: NVLink inside its domain, RDMA beyond it."""
+
+    nvlink_domain: int                # GPUs in one NVLink domain
+    gpus_per_server: int
+    nvlink_gbs: float                 # unidirectional NVLink bandwidth per GPU, GB/s
+    rdma_gbps_per_gpu: float          # compute-fabric bandwidth per GPU after the tiers' taper, Gb/s (0: none)
+    nic_gbps: float                   # one link's speed, Gb/s
+    links_per_gpu: float              # compute-fabric links per GPU
+    rdma: bool                        # the fabric carries RDMA (InfiniBand, RoCE, or a congestion control)

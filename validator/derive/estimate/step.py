@@ -1,0 +1,146 @@
+"""Time of one scheduler step of a serving engine (shared/docs/serving-model.md 1.2, 2, 4).
+
+A step runs `dec` decoding sequences (each verifying `q` tokens, 1 without speculation) at an average
+context of `dec_ctx` tokens, plus `pf` prefill tokens attending on average to `pf_ctx` positions, on one
+attention rank of one pipeline stage. Each kernel class is a roofline of its own (kernels run one after
+another): dense GEMMs, grouped expert GEMMs (only the experts the step's tokens touch are read),
+decode attention (reads every sequence's KV cache), prefill attention; then the TP all-reduces (2 per
+layer), the exposed expert all-to-all (dispatch + combine per MoE layer, over NVLink inside the domain
+and the RDMA fabric beyond), the pipeline send, and fixed costs per step and per layer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
+from validator.derive.estimate.kv import Shape, kv_bytes_per_token_per_gpu, layer_params
+from validator.derive.estimate.memory import precision_bytes
+from validator.resolve.catalog.entries import Gpu, LlmModel
+
+ACT_BYTES = 2.0       # activations move in 16 bit
+
+
+@dataclass(frozen=True)
+class ServingSetup:
+    model: LlmModel
+    gpu: Gpu
+    shape: Shape
+    weight_precision: str
+    kv_precision: str
+    engine: EngineSettings
+    network: Network
+    constants: ServingConstants
+
+
+@dataclass(frozen=True)
+class Step:
+    seconds: float
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+def peak_flops(gpu: Gpu, precision: str) -> float:
+    key: Any
+    for key in (precision, "fp8" if precision in ("fp4", "int4") else "bf16", "bf16", "fp16"):
+        if key in gpu.tflops:
+            return float(gpu.tflops[key]) * 1e12
+    return max(gpu.tflops.values()) * 1e12
+
+
+def attention_flops(model: LlmModel, decode: bool) -> float:
+    """FLOPs per query token, per context position, per layer (all heads). MLA decode runs the absorbed
+    form over the shared latent; MLA prefill the expanded heads (DeepSeek-V3 report, FlashMLA)."""
+    if model.mla:
+        m = model.mla
+        if decode:
+            return 2.0 * model.heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
+        return 2.0 * model.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+    return 4.0 * model.heads * model.dim_per_head
+
+
+def _roofline(flops: float, peak: float, nbytes: float, bandwidth: float) -> float:
+    return max(flops / peak, nbytes / bandwidth)
+
+
+def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: float) -> Step:
+    """One step on one attention rank of one pipeline stage (seconds, with its parts)."""
+    m, c, sh = s.model, s.constants, s.shape
+    p = layer_params(m)
+    q = 1 + s.engine.spec_tokens
+    n = dec * q + pf                                   # tokens through the GEMMs on this rank
+    stage = m.layers / sh.pp
+    dense_l, moe_l = p.dense_layers / sh.pp, p.moe_layers / sh.pp
+    bw = s.gpu.memory_bandwidth_tbs * 1e12 * c.memory
+    w_peak = peak_flops(s.gpu, s.weight_precision) * c.gemm
+    a_peak = peak_flops(s.gpu, "fp8" if precision_bytes(s.kv_precision) <= 1 else "bf16") * c.attention
+    wb = precision_bytes(s.weight_precision)
+    dense_params = (stage * p.attention + dense_l * p.dense_mlp + moe_l * p.shared + p.head) / sh.tp
+    parts = {"dense": _roofline(2 * n * dense_params, w_peak, dense_params * wb, bw)}
+    if m.moe is not None and moe_l:
+        e, k = m.moe.experts, m.moe.top_k
+        routed = n * sh.dp                               # tokens the whole replica routes this step
+        touched = 1 - (1 - k / e) ** routed if routed else 0.0
+        local = moe_l * e * p.expert / (sh.tp * sh.dp)   # expert parameters on this GPU
+        flops = 2 * n * k * moe_l * p.expert / sh.tp
+        e_peak = peak_flops(s.gpu, s.weight_precision) * c.expert_gemm
+        parts["experts"] = _roofline(flops, e_peak, local * touched * wb, bw)
+    kv_gpu = kv_bytes_per_token_per_gpu(m, s.kv_precision, sh.tp, sh.pp)
+    parts["attention"] = _roofline(dec * q * dec_ctx * stage * attention_flops(m, True) / sh.tp, a_peak,
+                                   dec * dec_ctx * kv_gpu, bw) + \
+        _roofline(pf * pf_ctx * stage * attention_flops(m, False) / sh.tp, a_peak, pf * kv_gpu, bw)
+    parts["tp"] = _tp_allreduce(s, n, stage)
+    parts["ep"] = _expert_all_to_all(s, n, moe_l)
+    parts["pp"] = _pipeline_send(s, n)
+    parts["overhead"] = c.step_overhead_s + stage * c.layer_overhead_s
+    return Step(sum(parts.values()), parts)
+
+
+def _nvlink(s: ServingSetup) -> float:
+    return s.network.nvlink_gbs * 1e9 * s.constants.nvlink_efficiency
+
+
+def _rdma(s: ServingSetup) -> float:
+    return s.network.rdma_gbps_per_gpu / 8 * 1e9 * s.constants.fabric_efficiency
+
+
+def _tp_allreduce(s: ServingSetup, n: float, stage: float) -> float:
+    tp = s.shape.tp
+    if tp <= 1 or n <= 0:
+        return 0.0
+    nbytes = n * s.model.hidden * ACT_BYTES
+    one = s.constants.allreduce_latency_s + 2 * (tp - 1) / tp * nbytes / _nvlink(s)
+    return 2 * stage * one
+
+
+def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float) -> float:
+    """Dispatch (FP8 with an 8-bit weight precision, else 16 bit) and combine (16 bit) of each token to
+    its top-k experts, the share on other GPUs of the expert group; NVLink and RDMA legs in parallel.
+    Experts sharded by TP only (ep 1) over several attention ranks gather and scatter instead."""
+    sh, m = s.shape, s.model
+    if m.moe is None or n <= 0 or not moe_layers:
+        return 0.0
+    group = sh.ep if sh.ep > 1 else sh.tp * sh.dp
+    if group <= 1 or (sh.ep == 1 and sh.dp == 1):
+        return 0.0                                   # plain TP experts: inside the TP all-reduces
+    dispatch = 1.0 if precision_bytes(s.weight_precision) <= 1 else ACT_BYTES
+    per_token = m.hidden * (dispatch + ACT_BYTES) * (m.moe.top_k if sh.ep > 1 else 1)
+    nbytes = n / sh.tp * per_token * (group - 1) / group
+    local = min(group, s.network.nvlink_domain)
+    on_nvlink = nbytes * (local - 1) / max(group - 1, 1)
+    on_rdma = nbytes - on_nvlink
+    rdma = _rdma(s)
+    t_rdma = on_rdma / rdma if on_rdma > 0 and rdma > 0 else (math.inf if on_rdma > 0 else 0.0)
+    per_layer = max(on_nvlink / _nvlink(s), t_rdma) + 2 * s.constants.ep_latency_s
+    return moe_layers * per_layer * s.constants.ep_exposed
+
+
+def _pipeline_send(s: ServingSetup, n: float) -> float:
+    sh = s.shape
+    if sh.pp <= 1 or n <= 0:
+        return 0.0
+    nbytes = n * s.model.hidden * ACT_BYTES
+    inside = sh.gpus <= s.network.nvlink_domain
+    bw = _nvlink(s) if inside or not _rdma(s) else _rdma(s)
+    return nbytes / bw + s.constants.allreduce_latency_s
