@@ -56,12 +56,15 @@ def _ms(x: Any) -> str:
 def _inference(e: dict[str, Any]) -> list[str]:
     cost = e["cost_per_million_tokens"]
     load = f"at {e['target_qps']:.4g} requests/s" if e["target_qps"] else "at light load (no target load)"
+    split = e["mode"] == "disaggregated"
+    replica = "decode replica" if split else "replica"
     lines = [
         f"  {e['mode']} serving on {e['engine']}; full load, every request's prefill included:",
         f"    output tokens/s per GPU {e['output_tokens_per_s_per_gpu']:,.0f}   input + output tokens/s per GPU "
-        f"{e['total_tokens_per_s_per_gpu']:,.0f}   output tokens/s per replica "
-        f"{e['output_tokens_per_s_per_replica']:,.0f}   {e['requests_per_s_per_replica']:.4g} requests/s per replica",
-        f"    batch {e['batch']} sequences per replica (capped by {e['batch_limit']})"
+        f"{e['total_tokens_per_s_per_gpu']:,.0f}" + (" (prefill and decode GPUs in the balanced ratio)" if split else ""),
+        f"    output tokens/s per {replica} {e['output_tokens_per_s_per_replica']:,.0f}   "
+        f"{e['requests_per_s_per_replica']:.4g} requests/s per {replica}",
+        f"    batch {e['batch']} sequences per {replica} at the average request length (capped by {e['batch_limit']})"
         + (f"   prefill pool {e['prefill_tokens_per_s_per_gpu']:,.0f} prompt tokens/s per GPU"
            if e["prefill_tokens_per_s_per_gpu"] is not None else "")
         + (f", decode pool {e['decode_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU"
@@ -70,8 +73,8 @@ def _inference(e: dict[str, Any]) -> list[str]:
         f"{_ms(e['tpot_p50_ms'])}, p99 {_ms(e['tpot_ms'])}"
         + (f"   KV transfer {e['kv_transfer_ms']:.2f} ms" if e["kv_transfer_ms"] is not None else ""),
         f"  KV cache {e['kv_bytes_per_token']:,} B/token ({e['kv_bytes_per_token_per_gpu']:,} B per GPU), "
-        f"{e['kv_gb_per_gpu']:.1f} GB per GPU -> max {e['max_concurrency_per_replica']} concurrent requests "
-        "per replica",
+        f"{e['kv_gb_per_gpu']:.1f} GB per GPU -> {e['max_concurrency_per_replica']} requests per {replica} "
+        "guaranteed their full context",
     ]
     needed = _fmt(e["replicas_needed"], "d")
     if e["prefill_replicas_needed"] is not None or e["prefill_replicas_planned"] is not None:
