@@ -35,6 +35,8 @@ from validator.check.rules import (
     replica_in_nvlink,
     spine_resilience,
     switch_radix,
+    unknown_power,
+    unpriced_lines,
     waiver_policy,
 )
 
@@ -69,6 +71,8 @@ RULES: tuple[Rule, ...] = (
     rail_alignment.RULE,
     checkpoint_storage.RULE,
     spine_resilience.RULE,
+    unpriced_lines.RULE,
+    unknown_power.RULE,
     waiver_policy.RULE,
 )
 

@@ -49,7 +49,7 @@ class Derived:
     def estimate(self) -> dict[str, Any]:
         from validator.derive.estimate import estimate
 
-        return estimate(self.topology)
+        return estimate(self.topology, lambda: self.bom)
 
     @cached_property
     def bom(self) -> Bom:

@@ -3,8 +3,9 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from validator.base.resources import load_data
 from validator.derive.estimate.inference import InferenceSetup, estimate_latency, kv_transfer_ms, replicas_needed
@@ -12,7 +13,11 @@ from validator.derive.estimate.memory import block_size, kv_capacity, training_m
 from validator.derive.estimate.training import TrainingSetup, estimate_training
 from validator.expand.topology import Topology
 
+if TYPE_CHECKING:
+    from validator.derive.bom import Bom
+
 ESTIMATE_VERSION = 1
+BomSource = Callable[[], "Bom"]
 
 
 def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
@@ -75,7 +80,7 @@ def _utilization(topology: Topology) -> float:
     return r.inference.gpu_memory_utilization or r.defaults["gpu_memory_utilization"]
 
 
-def estimate_inference_design(topology: Topology) -> dict[str, Any]:
+def estimate_inference_design(topology: Topology, bom: BomSource | None = None) -> dict[str, Any]:
     r = topology.resolved
     inf = r.inference
     thresholds = load_data("thresholds.yaml")["thresholds"]
@@ -116,7 +121,8 @@ def estimate_inference_design(topology: Topology) -> dict[str, Any]:
         "output_tokens_per_s_per_gpu": batch / (at_batch.tpot_ms / 1e3) / replica.gpus,
         "requests_per_s_per_replica": qps_per_replica, "replicas_needed": replicas,
         "replicas_planned": _planned_replicas(topology),
-        "cost_per_million_tokens": cost_per_million_tokens(topology, batch / (at_batch.tpot_ms / 1e3) / replica.gpus),
+        "cost_per_million_tokens": cost_per_million_tokens(topology, batch / (at_batch.tpot_ms / 1e3) / replica.gpus,
+                                                           bom),
         "assumptions": {**at_batch.assumptions, "gpu_memory_utilization": _utilization(topology),
                         "reserve_gb_per_gpu": reserve, "max_num_seqs": max_seqs,
                         "ttft": "batch 1, no queueing" + (" + KV transfer" if d else ""),
@@ -133,27 +139,25 @@ def _planned_replicas(topology: Topology) -> int:
     return inf.replicas or (inf.autoscaling.max if inf.autoscaling else 0)
 
 
-def gpu_hour_usd(topology: Topology) -> float | None:
-    """Capex of a GPU's share of its server amortized per hour, plus its power at the facility PUE."""
-    r = topology.resolved
-    price = r.design.costs.prices_usd.get(r.server.id, r.server.price_usd)
-    if price is None or r.server.max_power_w is None:
-        return None
-    years = r.design.costs.amortization_years or r.defaults["amortization_years"]
-    hours = years * float(load_data("serving.yaml")["hours_per_year"]["value"])
-    capex = price / r.server.gpus / hours
-    power = r.server.max_power_w / r.server.gpus / 1000 * r.pue * r.electricity_usd_per_kwh
-    return capex + power
+def gpu_hour_usd(topology: Topology, bom: BomSource | None = None) -> float | None:
+    """Cost of a busy GPU-hour: the design's total cost of ownership (validator.derive.cost: depreciation
+    of the whole BOM's capex, support and energy) over its busy GPU-hours. None when a BOM line is
+    unpriced or a part's power unknown. `bom` gives the design's BOM (Derived passes its own)."""
+    from validator.derive import cost
+    from validator.derive.bom import build_bom
+
+    return cost.gpu_hour_usd(topology, bom() if bom is not None else build_bom(topology))
 
 
-def cost_per_million_tokens(topology: Topology, tokens_per_s_per_gpu: float) -> float | None:
-    rate = gpu_hour_usd(topology)
+def cost_per_million_tokens(topology: Topology, tokens_per_s_per_gpu: float,
+                            bom: BomSource | None = None) -> float | None:
+    rate = gpu_hour_usd(topology, bom)
     if rate is None or tokens_per_s_per_gpu <= 0:
         return None
     return rate / (tokens_per_s_per_gpu * 3600 / 1e6)
 
 
-def estimate(topology: Topology) -> dict[str, Any]:
+def estimate(topology: Topology, bom: BomSource | None = None) -> dict[str, Any]:
     r = topology.resolved
-    body = estimate_training_design(topology) if r.design.training else estimate_inference_design(topology)
+    body = estimate_training_design(topology) if r.design.training else estimate_inference_design(topology, bom)
     return {"version": ESTIMATE_VERSION, "name": r.design.metadata.name, "file": r.file, **body}
