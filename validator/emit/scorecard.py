@@ -51,7 +51,7 @@ def scorecard(e: dict[str, Any]) -> str:
                      f"requests per replica")
         lines.append(f"  replicas needed {_fmt(e['replicas_needed'], 'd')} (planned {e['replicas_planned']}), "
                      f"{e['requests_per_s_per_replica']:.3g} requests/s per replica, cost per million output "
-                     f"tokens {'n/a (no server price)' if cost is None else f'${cost:.3f}'}")
+                     f"tokens {'n/a (a BOM line unpriced or a power unknown)' if cost is None else f'${cost:.3f}'}")
     items = ", ".join(f"{k}={v}" for k, v in sorted(e["assumptions"].items()))
     lines.append(textwrap.fill(items, width=110, initial_indent="  assumptions: ", subsequent_indent="    "))
     return "\n".join(lines) + "\n"
