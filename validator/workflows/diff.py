@@ -200,7 +200,7 @@ def _base_run(ref: str, root: Path, tmp: Path, run: RunConfig | None) -> RunConf
     """The run configuration as of `ref`: its .clusterplan.yaml and price books checked out under `tmp`."""
     from validator.read.config import load_config
 
-    if run is None or run.config_path is None:
+    if run is None or run.config_path is None or not run.config_path.resolve().is_relative_to(root.resolve()):
         return run
     rel = run.config_path.resolve().relative_to(root.resolve()).as_posix()
     try:
