@@ -34,6 +34,11 @@ def _switch_end(i: Item) -> bool:
     return i.category == "transceiver" and i.installed_in in SWITCH_ROLES
 
 
+def _r(value: float | None) -> float | None:
+    """kW to the watt: sums of many lines carry float noise that says nothing."""
+    return None if value is None else round(value, 3)
+
+
 def _sum(*values: float | None) -> float | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
@@ -61,12 +66,13 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item]) -> dict[str
     heat: dict[str, float | None] = {"air": _sum(network_kw, cables_kw), "rear-door": 0.0, "liquid": 0.0}
     heat[cooling] = _sum(heat.get(cooling, 0.0), in_gpu_racks)
     unknown = sorted({i.part for i in items if i.unknown_power})
+    heat = {k: _r(v) for k, v in heat.items()}
     return {
         "basis": BASIS, "typical_parts": sorted({i.part for i in items if i.power_basis == "typical"}),
-        "gpu_racks": gpu_racks, "network_racks": network_racks, "gpu_rack_kw": gpu_rack_kw,
-        "network_rack_kw": network_rack_kw, "servers_kw": servers_kw, "switches_kw": switches_kw,
-        "optics_kw": optics_kw, "cables_kw": cables_kw, "storage_kw": storage_kw, "it_kw": it_kw,
-        "it_kw_known": sum(i.counted_w for i in items) / 1000, "pue": pue, "facility_kw": facility_kw,
+        "gpu_racks": gpu_racks, "network_racks": network_racks, "gpu_rack_kw": _r(gpu_rack_kw),
+        "network_rack_kw": _r(network_rack_kw), "servers_kw": _r(servers_kw), "switches_kw": _r(switches_kw),
+        "optics_kw": _r(optics_kw), "cables_kw": _r(cables_kw), "storage_kw": _r(storage_kw), "it_kw": _r(it_kw),
+        "it_kw_known": _r(sum(i.counted_w for i in items) / 1000), "pue": pue, "facility_kw": _r(facility_kw),
         "heat_kw_by_cooling": heat, "hours_per_year": float(load_data("serving.yaml")["hours_per_year"]["value"]),
         "electricity_usd_per_kwh": r.electricity_usd_per_kwh, "unknown_power_parts": unknown,
     }
