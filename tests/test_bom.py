@@ -103,12 +103,13 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     assert wb.sheetnames == ["Summary", "BOM", "Cabling", "Power & Cooling", "Findings"]
     bom = wb["BOM"]
     assert [c.value for c in bom[1]][:4] == ["category", "part", "description", "qty"]
-    assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:K")
+    assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:P")
     server = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "server")
-    assert server[9].value == f"=D{server[0].row}*I{server[0].row}"
-    assert server[8].number_format == '"$"#,##0'
+    n = server[0].row
+    assert server[12].value == f'=IF(L{n}="","",D{n}*L{n})'
+    assert server[11].number_format == '"$"#,##0'
     total = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "total")
-    assert total[9].value.startswith("=SUM(J2:J")
+    assert total[12].value.startswith("=SUM(M")
     cabling = wb["Cabling"]
     derived = Derived(load_topology(DESIGNS / "superpod-h100-4su.yaml"))
     assert cabling.max_row == 1 + sum(s.links for s in derived.summaries.values())
@@ -116,7 +117,7 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     assert summary["design"] == "superpod-h100-4su" and summary["generated"] == "2026-12-01T00:00:00Z"
     assert summary["catalog"] and len(summary["design sha256"]) == 64
     power = {r[0].value: r[1].value for r in wb["Power & Cooling"].iter_rows(min_row=2)}
-    assert power["facility power"] == "=B10*B11"
+    assert power["facility power"] == '=IF(ISNUMBER(B11),B11*B12,"unknown")'
 
 
 def test_workbook_is_byte_identical(tmp_path):

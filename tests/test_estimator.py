@@ -113,8 +113,13 @@ def test_estimate_every_example(path):
     assert code == 0 and "assumptions:" in text
 
 
-def test_cost_per_token_is_null_without_prices():
-    _, out, _ = cli("estimate", "designs/inference-h200-llama3-70b.yaml", "--format", "json")
+def test_cost_per_token_is_null_without_prices(tmp_path):
+    """Cost per token comes from the design's TCO: null while a BOM line is unpriced, never partial."""
+    text = (DESIGNS / "inference-h200-llama3-70b.yaml").read_text(encoding="utf-8")
+    unpriced = text.replace("leaf: {switch: sonic-th5-64x800}", "leaf: {switch: arista-7060x6-64pe}", 1)
+    assert unpriced != text
+    (tmp_path / "d.yaml").write_text(unpriced, encoding="utf-8")
+    _, out, _ = cli("estimate", str(tmp_path / "d.yaml"), "--format", "json")
     assert json.loads(out)["cost_per_million_tokens"] is None
     _, out, _ = cli("estimate", "designs/inference-disaggregated-h100.yaml", "--format", "json")
     assert json.loads(out)["cost_per_million_tokens"] > 0

@@ -26,6 +26,7 @@ from validator.expand.topology import Topology, build_topology
 from validator.read.config import RunConfig
 from validator.read.design_file import read_design
 from validator.resolve.catalog import load_catalog
+from validator.resolve.prices import Costing
 from validator.resolve.resolved import resolve
 
 _DESIGN_MARK = re.compile(rb"^apiVersion:\s*[\"']?clusterplan/", re.MULTILINE)
@@ -78,7 +79,26 @@ def looks_like_design(path: Path) -> bool:
     return bool(_DESIGN_MARK.search(head))
 
 
-def load_topology(path: Path, display: str | None = None) -> Topology:
+def costing(run: RunConfig | None) -> Costing:
+    """The price books (repository's, then --prices) and repository TCO settings of a run."""
+    from validator.base.paths import repository_root
+    from validator.resolve.prices import BookRef, price_table
+
+    if run is None:
+        return Costing()
+    refs: list[BookRef] = []
+    if run.config_path is not None:
+        base = run.config_path.parent
+        root = repository_root(run.config_path)
+        refs += [BookRef(base / rel, str(Path(display_name(run.config_path)).parent / rel), root,
+                         f"{display_name(run.config_path)} prices[{i}]") for i, rel in enumerate(run.repo.prices)]
+    cwd_root = repository_root(Path.cwd() / "-")
+    refs += [BookRef(p, display_name(p), cwd_root, "--prices") for p in run.price_files]
+    tco = {k: float(v) for k, v in run.repo.tco.model_dump().items() if v is not None}
+    return Costing(price_table(refs), tco)
+
+
+def load_topology(path: Path, display: str | None = None, run: RunConfig | None = None) -> Topology:
     """read -> resolve -> expand for one design; raises DesignError with every reading problem."""
     display = display or display_name(path)
     try:
@@ -88,7 +108,7 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
                                       hint="check the path and its permissions")]) from None
     catalog = load_catalog(path, display, list(design.catalogs),
                            lambda i: loaded.where(("catalogs", i)))
-    resolved = resolve(design, loaded, catalog)
+    resolved = resolve(design, loaded, catalog, costing(run))
     topology = build_topology(resolved)
     problems = [Diagnostic("TOP001", f"fabric {p.path[1]}: {p.message}", display, *loaded.where(p.path), p.path,
                            "choose switches with ports at the fabric speed, or set the tier counts")
@@ -107,7 +127,7 @@ def analyze(path: Path, display: str | None = None, run: RunConfig | None = None
     display = display or display_name(path)
     run = run or RunConfig()
     try:
-        topology = load_topology(path, display)
+        topology = load_topology(path, display, run)
     except DesignError as exc:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
     derived = Derived(topology)

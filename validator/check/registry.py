@@ -38,7 +38,9 @@ from validator.check.rules import (
     replica_in_nvlink,
     spine_resilience,
     switch_radix,
+    unknown_power,
     unknown_rack_units,
+    unpriced_lines,
     waiver_policy,
 )
 
@@ -77,6 +79,8 @@ RULES: tuple[Rule, ...] = (
     rail_alignment.RULE,
     checkpoint_storage.RULE,
     spine_resilience.RULE,
+    unpriced_lines.RULE,
+    unknown_power.RULE,
     waiver_policy.RULE,
 )
 

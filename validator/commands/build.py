@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.commands.common import ConfigOption, analysis_or_exit, emit, fail, run_config
+from validator.commands.common import ConfigOption, PricesOption, analysis_or_exit, emit, fail, run_config
 
 
 class BomFmt(StrEnum):
@@ -42,11 +42,12 @@ def bom(
     timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO); default: the design's last "
                                                   "git commit, or SOURCE_DATE_EPOCH.")] = None,
     config: ConfigOption = None,
+    prices: PricesOption = None,
 ) -> None:
     """Bill of materials: servers, GPUs, NICs, switches, optics, cables, racks, PDUs, cooling; power and cost."""
     from validator.emit import tables
 
-    analysis = analysis_or_exit(design, run_config(config))
+    analysis = analysis_or_exit(design, run_config(config, prices))
     if fmt == BomFmt.xlsx:
         emit(_workbook(design, analysis, timestamp), output)
         return

@@ -22,6 +22,10 @@ ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Repository configuration (default: .clusterplan.yaml in this directory or above, up to "
     "the git root): severities and waivers for every design.")]
 
+PricesOption = Annotated[list[Path] | None, typer.Option(
+    "--prices", help="A price book (schemas/pricebook.schema.json) overriding the built-in and the repository's "
+    "prices; repeatable, later ones win. Must be inside the repository.")]
+
 
 class FailOn(StrEnum):
     error = "error"
@@ -55,17 +59,22 @@ def emit(data: str | bytes, output: Path | None) -> None:
         sys.stdout.write(data)
 
 
-def run_config(path: Path | None) -> RunConfig:
-    """The run's configuration: .clusterplan.yaml (given, or found from here up to the git root)."""
+def run_config(path: Path | None, prices: list[Path] | None = None) -> RunConfig:
+    """The run's configuration: .clusterplan.yaml (given, or found from here up to the git root), and the
+    price books given with --prices."""
     from validator.read.config import RunConfig, find_config, load_config
 
     if path is not None and not path.is_file():
         fail(f"{path}: no such configuration file")
+    for book in prices or []:
+        if not book.is_file():
+            fail(f"{book}: no such price book")
+    books = tuple(prices or ())
     found = path or find_config(Path.cwd())
     if found is None:
-        return RunConfig()
+        return RunConfig(price_files=books)
     try:
-        return RunConfig(load_config(found), found)
+        return RunConfig(load_config(found), found, price_files=books)
     except DesignError as exc:
         d = exc.diagnostics[0]
         fail(f"{d.file}:{d.line}:{d.col}: {d.message}")

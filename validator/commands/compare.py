@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, emit, fail, run_config
+from validator.commands.common import ConfigOption, PricesOption, emit, fail, run_config
 
 
 class DiffFmt(StrEnum):
@@ -28,13 +28,14 @@ def diff(
                                                       "'mfu < -2pt' (repeatable).")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
     config: ConfigOption = None,
+    prices: PricesOption = None,
 ) -> None:
     """Change in GPUs, switches, optics, power, capex, performance and findings between two versions."""
     from validator.base.paths import display_name
     from validator.workflows import diff_report
     from validator.workflows.diff import compare, git_diffs, parse_gate
 
-    run = run_config(config)
+    run = run_config(config, prices)
     try:
         gates = [parse_gate(g) for g in fail_if or []]
         if git_ref:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from validator.commands.common import ConfigOption, Fmt, analysis_or_exit, dump_json, run_config
+from validator.commands.common import ConfigOption, Fmt, PricesOption, analysis_or_exit, dump_json, run_config
 
 
 def describe(
@@ -30,11 +30,12 @@ def estimate(
     design: Annotated[Path, typer.Argument(help="A design file.")],
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
     config: ConfigOption = None,
+    prices: PricesOption = None,
 ) -> None:
     """Estimate performance: training step time, MFU, time-to-train; inference TTFT, TPOT, concurrency, cost."""
     from validator.emit.scorecard import scorecard
 
-    derived = analysis_or_exit(design, run_config(config)).derived
+    derived = analysis_or_exit(design, run_config(config, prices)).derived
     assert derived is not None
     result = derived.estimate.as_dict()
     sys.stdout.write(dump_json(result) if fmt == Fmt.json else scorecard(result))

@@ -17,14 +17,15 @@ catalog_app = typer.Typer(no_args_is_help=True, help="Browse the built-in hardwa
 class SchemaName(StrEnum):
     design = "design"
     catalog = "catalog"
+    pricebook = "pricebook"
 
 
 def schema(
-    which: Annotated[SchemaName, typer.Argument(help="design (default) or catalog.")] = SchemaName.design,
+    which: Annotated[SchemaName, typer.Argument(help="design (default), catalog or pricebook.")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
 ) -> None:
-    """Print the JSON Schema of the design format or of catalog files (generated from the models)."""
+    """Print the JSON Schema of the design format, of catalog files or of price books (generated from the models)."""
     from validator.base.resources import resource_dir
     from validator.emit.files import write_atomic
     from validator.emit.schemas import generated_schemas
@@ -38,7 +39,7 @@ def schema(
             fail("out of date: " + ", ".join(f"schemas/{n}" for n in stale) +
                   "; run `clusterplan schema -o schemas/<file>` for each", 1)
         return
-    name = next(n for n in schemas if n.startswith(f"clusterplan-{which.value}."))
+    name = next(n for n in schemas if n.startswith((f"clusterplan-{which.value}.", f"{which.value}.")))
     if output:
         write_atomic(output, schemas[name])
     else:
@@ -128,6 +129,35 @@ def catalog_list(
         return
     width = max((len(i) for _, i, _ in rows), default=10)
     sys.stdout.write("".join(f"{k:<12} {i:<{width}}  {n}\n" for k, i, n in rows))
+
+
+@catalog_app.command("check")
+def catalog_check(
+    prices: Annotated[list[Path] | None, typer.Option("--prices", help="Also apply this price book.")] = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.text,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any entry has a gap.")] = False,
+) -> None:
+    """Report built-in catalog entries missing power, price, cage (and module top) or source."""
+    from validator.base.errors import DesignError
+    from validator.resolve.catalog import builtin_catalog
+    from validator.resolve.catalog.check import catalog_gaps
+    from validator.resolve.prices import BookRef, price_table
+
+    try:
+        table = price_table([BookRef(p, str(p), p.resolve().parent, "--prices") for p in prices or []])
+    except DesignError as exc:
+        fail("; ".join(f"{d.file}:{d.line}: {d.message}" for d in exc.diagnostics))
+    gaps = catalog_gaps(builtin_catalog(), table)
+    if fmt == Fmt.json:
+        sys.stdout.write(dump_json([{"kind": g.kind, "id": g.id, "field": g.field, "detail": g.detail} for g in gaps]))
+    else:
+        width = max((len(g.id) for g in gaps), default=10)
+        sys.stdout.write("".join(f"{g.kind:<12} {g.id:<{width}}  {g.field:<6} {g.detail}\n" for g in gaps))
+        fields = sorted({g.field for g in gaps})
+        sys.stdout.write(f"{len(gaps)} gaps: " + ", ".join(f"{sum(g.field == f for g in gaps)} {f}" for f in fields)
+                         + "\n")
+    if strict and gaps:
+        raise typer.Exit(1)
 
 
 @catalog_app.command("show")

@@ -51,7 +51,7 @@ class Derived:
     def estimate(self) -> Estimate:
         from validator.derive.estimate import estimate
 
-        return estimate(self.topology)
+        return estimate(self.topology, lambda: self.bom)
 
     @cached_property
     def bom(self) -> Bom:

@@ -61,7 +61,8 @@ def _inference(e: dict[str, Any]) -> list[str]:
     lines = [
         f"  {e['mode']} serving on {e['engine']}; full load, every request's prefill included:",
         f"    output tokens/s per GPU {e['output_tokens_per_s_per_gpu']:,.0f}   input + output tokens/s per GPU "
-        f"{e['total_tokens_per_s_per_gpu']:,.0f}" + (" (prefill and decode GPUs in the balanced ratio)" if split else ""),
+        f"{e['total_tokens_per_s_per_gpu']:,.0f}"
+        + (" (prefill and decode GPUs in the balanced ratio)" if split else ""),
         f"    output tokens/s per {replica} {e['output_tokens_per_s_per_replica']:,.0f}   "
         f"{e['requests_per_s_per_replica']:.4g} requests/s per {replica}",
         f"    batch {e['batch']} sequences per {replica} at the average request length (capped by {e['batch_limit']})"
@@ -83,7 +84,8 @@ def _inference(e: dict[str, Any]) -> list[str]:
     head = "" if e["headroom_pct"] is None else f", headroom {e['headroom_pct']:+.0f}% over the target"
     lines.append(f"  replicas needed {needed} (planned {e['replicas_planned']}); fleet capacity at the SLOs "
                  f"{e['fleet_capacity_qps']:.4g} requests/s{head}")
-    lines.append("  cost per million output tokens " + ("n/a (no server price)" if cost is None else f"${cost:.3f}")
+    unknown = "n/a (a BOM line unpriced or a power unknown)"
+    lines.append("  cost per million output tokens " + (unknown if cost is None else f"${cost:.3f}")
                  + ("" if e["cost_per_million_total_tokens"] is None else
                     f", per million input + output tokens ${e['cost_per_million_total_tokens']:.3f}"))
     return lines

@@ -8,13 +8,29 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from validator.derive.bom import ITEM_FIELDS, Bom
+from validator.derive.bom import ITEM_FIELDS, Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, Plan
 from validator.emit.progress import progress
 
 
 def _money(x: float | None) -> str:
     return "unpriced" if x is None else f"${x:,.0f}"
+
+
+def _kw(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:,.1f}"
+
+
+def unit_power(item: Item) -> str:
+    """A line's unit power as shown: watts (with `typ` for a typical figure), `incl.`, `-` or `unknown`."""
+    if item.power_basis is None:
+        return "unknown"
+    if item.power_basis == "included":
+        return "incl."
+    if item.power_basis == "pue" or item.unit_power_w is None:
+        return "-"
+    w = item.unit_power_w
+    return (f"{w:,.0f}" if w >= 100 else f"{w:g}") + (" typ" if item.power_basis == "typical" else "")
 
 
 def bom_json(bom: Bom) -> str:
@@ -30,27 +46,49 @@ def bom_csv(bom: Bom) -> str:
     return out.getvalue()
 
 
+def bom_summary(bom: Bom) -> list[str]:
+    """The totals under the BOM table: capex and what it leaves out, power and its basis, TCO."""
+    t, p, c = bom.totals, bom.power, bom.tco
+    lines = [f"capex {_money(t['capex_usd'])} over {t['priced_lines']} priced lines"
+             + ("" if t["capex_complete"] else f"; PARTIAL: {t['unpriced_lines']} lines unpriced "
+                f"({', '.join(t['unpriced_parts'])})"),
+             "by category: " + ", ".join(f"{k} {_money(v)}" for k, v in t["capex_by_category_usd"].items()),
+             "price confidence: " + ", ".join(f"{k} {_money(v)}" for k, v in t["capex_by_confidence_usd"].items())]
+    if p["it_kw"] is None:
+        lines.append(f"IT power unknown (at least {p['it_kw_known']:,.1f} kW from the known lines; no power figure "
+                     f"for {', '.join(p['unknown_power_parts'])})")
+    else:
+        lines.append(f"IT power {p['it_kw']:,.1f} kW (servers {_kw(p['servers_kw'])}, switches "
+                     f"{_kw(p['switches_kw'])}, optics {_kw(p['optics_kw'])}, cables {_kw(p['cables_kw'])}, "
+                     f"storage {_kw(p['storage_kw'])}); facility {_kw(p['facility_kw'])} kW at PUE {p['pue']:g}")
+    lines.append(f"power basis: {p['basis']}" + (f"; typical only: {', '.join(p['typical_parts'])}"
+                                                 if p["typical_parts"] else ""))
+    lines.append(f"{p['gpu_racks']} GPU racks at {_kw(p['gpu_rack_kw'])} kW, {p['network_racks']} network racks")
+    inp = c["inputs"]
+    if c["total_usd_per_year"] is None:
+        lines.append("TCO unknown: " + ("capex is partial" if inp["capex_usd"] is None else "IT power is unknown"))
+    else:
+        lines.append(f"TCO {_money(c['total_usd_per_year'])} per year (depreciation over {inp['depreciation_years']:g} "
+                     f"years {_money(c['depreciation_usd_per_year'])}, support {inp['support_pct_per_year']:g}% "
+                     f"{_money(c['support_usd_per_year'])}, energy {c['energy_mwh_per_year']:,.0f} MWh "
+                     f"{_money(c['energy_usd_per_year'])} at ${inp['electricity_usd_per_kwh']:g}/kWh and "
+                     f"{inp['utilization']:.0%} utilization); ${c['gpu_hour_usd']:,.2f} per busy GPU-hour")
+    return lines
+
+
 def bom_text(bom: Bom, markdown: bool = False) -> str:
-    rows = [(i.category, i.part, str(i.qty), i.fabric, i.installed_in,
+    rows = [(i.category, i.part, str(i.qty), i.fabric, i.installed_in, unit_power(i),
              "incl. in " + i.included_in if i.included_in else _money(i.unit_price),
              "" if i.included_in else _money(i.extended_price)) for i in bom.items]
-    head = ("category", "part", "qty", "fabric", "installed in", "unit price", "extended")
-    t, p = bom.totals, bom.power
-    summary = [
-        f"capex {_money(t['capex_usd'])} over {t['priced_lines']} priced lines; {t['unpriced_lines']} lines "
-        f"unpriced ({', '.join(t['unpriced_parts']) or 'none'})",
-        f"IT power {p['it_kw']:,.1f} kW (servers {p['servers_kw']:,.1f}, switches {p['switches_kw']:,.1f}, optics "
-        f"{p['optics_kw']:,.1f}); facility {p['facility_kw']:,.1f} kW at PUE {p['pue']:g}; "
-        f"{p['energy_mwh_per_year']:,.0f} MWh and ${p['energy_cost_per_year_usd']:,.0f} per year",
-        f"{p['gpu_racks']} GPU racks at {p['gpu_rack_kw']:,.1f} kW, {p['network_racks']} network racks",
-    ]
+    head = ("category", "part", "qty", "fabric", "installed in", "unit W", "unit price", "extended")
+    summary = bom_summary(bom)
     if markdown:
         lines = [f"# Bill of materials: {bom.name}", "", "| " + " | ".join(head) + " |",
                  "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join(lines + [""] + [f"- {s}" for s in summary]) + "\n"
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    fmt = "  ".join(f"{{:{'>' if i in (2, 5, 6) else '<'}{w}}}" for i, w in enumerate(widths))
+    fmt = "  ".join(f"{{:{'>' if i in (2, 5, 6, 7) else '<'}{w}}}" for i, w in enumerate(widths))
     lines = [f"{bom.name}  {bom.file}", fmt.format(*head), *(fmt.format(*r) for r in rows), ""]
     return "\n".join(lines + summary) + "\n"
 

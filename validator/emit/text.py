@@ -44,8 +44,8 @@ def render_text(analyses: Sequence[Analysis], sources: dict[str, str], *, colour
             continue
         out.append(c("bold", a.file))
         lines = sources.get(a.file, "").splitlines()
-        for f in shown:
-            out.extend(_finding(f, lines, c))
+        for f in shown:   # a finding in another file (a catalog, a price book) shows no design line
+            out.extend(_finding(f, lines if f.file == a.file else [], c))
         out.append("")
     counts = summary_counts(analyses)
     n = len(analyses)

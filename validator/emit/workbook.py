@@ -56,8 +56,10 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         "design": r.design.metadata.name, "file": r.file, "kind": r.design.kind,
         "GPUs": f"{topology.gpus:,} x {r.gpu.id}", "servers": f"{topology.servers:,} x {r.server.id}",
         "racks": f"{p['gpu_racks']} GPU + {p['network_racks']} network",
-        "IT power (kW)": p["it_kw"], "facility power (kW)": p["facility_kw"],
-        "energy cost per year (USD)": p["energy_cost_per_year_usd"],
+        "IT power (kW)": _known(p["it_kw"]), "facility power (kW)": _known(p["facility_kw"]),
+        "energy cost per year (USD)": _known(bom.tco["energy_usd_per_year"]),
+        "TCO per year (USD)": _known(bom.tco["total_usd_per_year"]),
+        "cost per busy GPU-hour (USD)": _known(bom.tco["gpu_hour_usd"]),
         "unpriced BOM lines": bom.totals["unpriced_lines"],
         "estimate": headline,
         "findings": f"{sum(f.severity == 'error' for f in active)} errors, "
@@ -66,6 +68,10 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         "tool": f"clusterplan {__version__}", "catalog": CATALOG_VERSION,
         "design sha256": design_hash(path), "generated": timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+
+
+def _known(value: float | None) -> float | str:
+    return "unknown" if value is None else value
 
 
 def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None) -> bytes:

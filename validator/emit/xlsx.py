@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from validator.base.findings import Finding
-from validator.derive.bom import Bom
+from validator.derive.bom import Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
 
 HEADER_FILL = "1F4E78"
@@ -138,24 +138,63 @@ def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom) -> None:
     for key, value in summary.items():
         fmt = MONEY if key.endswith("(USD)") else (KW if key.endswith("(kW)") else None)
         ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
-    ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True), _cell(ws, f"=BOM!J{len(bom.items) + 2}", MONEY)])
+    ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True), _cell(ws, f"=BOM!M{_bom_rows(bom)[2]}", MONEY)])
+
+
+# BOM sheet columns: the price of a line is list price (the book's, per unit and length) less the discount;
+# unit and extended price are formulas, so a price typed into the sheet flows to the subtotals and total.
+BOM_COLUMNS = ["category", "part", "description", "qty", "spares", "fabric", "installed in", "unit power (W)",
+               "power basis", "list price (USD)", "discount %", "unit price (USD)", "extended price (USD)",
+               "included in", "price confidence", "price source"]
+BOM_WIDTHS = [12, 22, 50, 8, 8, 10, 14, 14, 10, 16, 10, 16, 20, 12, 16, 60]
+
+
+def _bom_rows(bom: Bom) -> tuple[int, list[str], int]:
+    """The BOM sheet's last item row, the categories with a subtotal row, and the total's row."""
+    last = len(bom.items) + 1
+    categories = list(dict.fromkeys(i.category for i in bom.items if not i.included_in))
+    return last, categories, last + 2 + len(categories)
+
+
+def _list_price(item: Item) -> float | None:
+    """The price before the line's discount (what column J holds)."""
+    q = item.quote
+    if q is None or item.unit_price is None:
+        return None
+    return item.unit_price if not q.discount_pct else round(q.base_usd + q.per_m_usd * _length(item), 2)
+
+
+def _length(item: Item) -> float:
+    return float(item.installed_in.removesuffix(" m")) if item.category == "cable" else 0.0
 
 
 def _bom_sheet(wb: Any, bom: Bom) -> None:
     ws = wb.create_sheet("BOM")
-    names = ["category", "part", "description", "qty", "spares", "fabric", "installed in", "unit power (W)",
-             "unit price (USD)", "extended price (USD)", "included in"]
-    _header(ws, names, [12, 22, 50, 8, 8, 10, 14, 14, 16, 20, 12])
+    _header(ws, BOM_COLUMNS, BOM_WIDTHS)
     for n, item in enumerate(bom.items, start=2):
-        extended = None if item.included_in or item.unit_price is None else f"=D{n}*I{n}"
+        q = item.quote
+        listed = _list_price(item)
+        unit = f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))'
+        extended = None if item.included_in else f'=IF(L{n}="","",D{n}*L{n})'
+        power: Any = item.unit_power_w if item.power_basis in ("max", "typical", "design") else \
+            ("unknown" if item.power_basis is None else None)
         ws.append([item.category, item.part, item.description, item.qty, item.spares, item.fabric, item.installed_in,
-                   _cell(ws, item.unit_power_w, "#,##0"), _cell(ws, item.unit_price, MONEY),
-                   _cell(ws, extended, MONEY), item.included_in])
-    last = len(bom.items) + 1
-    ws.append([_cell(ws, "total", bold=True), None, f"{bom.totals['unpriced_lines']} unpriced line(s) not in "
-               "the total", f"=SUM(D2:D{last})", f"=SUM(E2:E{last})", None, None, None, None,
-               _cell(ws, f"=SUM(J2:J{last})", MONEY, bold=True), None])
-    _filter(ws, len(names), last)
+                   _cell(ws, power, "#,##0.0"), item.power_basis or "unknown", _cell(ws, listed, MONEY),
+                   _cell(ws, q.discount_pct if q else 0, "0.0"), _cell(ws, unit, MONEY), _cell(ws, extended, MONEY),
+                   item.included_in, q.confidence if q else None, q.source if q else None])
+    last, categories, total_row = _bom_rows(bom)
+    ws.append([])
+    first = last + 2
+    for category in categories:
+        ws.append([_cell(ws, "subtotal", bold=True), category, None, None, None, None, None, None, None, None, None,
+                   None, _cell(ws, f'=SUMIF(A2:A{last},"{category}",M2:M{last})', MONEY)])
+    unpriced = f'=SUMPRODUCT((M2:M{last}="")*(N2:N{last}=""))'
+    ws.append([_cell(ws, "total", bold=True), None, "capex of the priced lines (unpriced lines are not in it)",
+               None, None, None, None, None, None, None, None, None,
+               _cell(ws, f"=SUM(M{first}:M{total_row - 1})", MONEY, bold=True)])
+    ws.append([_cell(ws, "unpriced lines", bold=True), None, "lines with no price (type one into column J)", None,
+               None, None, None, None, None, None, None, None, _cell(ws, unpriced, "0")])
+    _filter(ws, len(BOM_COLUMNS), last)
 
 
 def _cabling_sheet(wb: Any, plan: Plan) -> None:
@@ -194,26 +233,40 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
 
 
 def _power_sheet(wb: Any, bom: Bom) -> None:
+    """Power and cooling on the BOM's basis; an unknown figure is the text "unknown", and every formula
+    that needs it says "unknown" too (never a sum that takes it as zero)."""
     ws = wb.create_sheet("Power & Cooling")
-    p = bom.power
+    p, c = bom.power, bom.tco
+
+    def kw(value: float | None) -> Any:
+        return "unknown" if value is None else value
+
     _header(ws, ["item", "value", "unit"], [36, 16, 12])
-    rows = [("GPU racks", p["gpu_racks"], "racks", "0"), ("kW per GPU rack", p["gpu_rack_kw"], "kW", KW),
+    rows = [("GPU racks", p["gpu_racks"], "racks", "0"), ("kW per GPU rack", kw(p["gpu_rack_kw"]), "kW", KW),
             ("network racks", p["network_racks"], "racks", "0"),
-            ("kW per network rack", p["network_rack_kw"], "kW", KW),
-            ("servers", p["servers_kw"], "kW", KW), ("switches", p["switches_kw"], "kW", KW),
-            ("optics", p["optics_kw"], "kW", KW), ("storage", p["storage_kw"], "kW", KW)]
+            ("kW per network rack", kw(p["network_rack_kw"]), "kW", KW),
+            ("servers", kw(p["servers_kw"]), "kW", KW), ("switches", kw(p["switches_kw"]), "kW", KW),
+            ("optics", kw(p["optics_kw"]), "kW", KW), ("cables", kw(p["cables_kw"]), "kW", KW),
+            ("storage", kw(p["storage_kw"]), "kW", KW)]
     for label, value, unit, fmt in rows:
         ws.append([label, _cell(ws, value, fmt), unit])
-    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, "=SUM(B6:B9)", KW, bold=True), "kW"])
+    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, '=IF(COUNT(B6:B10)=5,SUM(B6:B10),"unknown")', KW,
+                                                       bold=True), "kW"])
     ws.append(["PUE", _cell(ws, p["pue"], "0.00"), ""])
-    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, "=B10*B11", KW, bold=True), "kW"])
-    for cooling, kw in sorted(p["heat_kw_by_cooling"].items()):
-        ws.append([f"heat removed by {cooling}", _cell(ws, kw, KW), "kW"])
-    ws.append(["electricity price", _cell(ws, p["electricity_usd_per_kwh"], "0.000"), "USD/kWh"])
-    n = 12 + len(p["heat_kw_by_cooling"]) + 1
-    hours = p["hours_per_year"]
-    ws.append(["energy per year", _cell(ws, f"=B12*{hours:g}/1000", "#,##0"), "MWh"])
-    ws.append(["energy cost per year", _cell(ws, f"=B12*{hours:g}*B{n}", MONEY), "USD"])
+    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, '=IF(ISNUMBER(B11),B11*B12,"unknown")', KW,
+                                                             bold=True), "kW"])
+    for cooling, heat in sorted(p["heat_kw_by_cooling"].items()):
+        ws.append([f"heat removed by {cooling}", _cell(ws, kw(heat), KW), "kW"])
+    n = 13 + len(p["heat_kw_by_cooling"]) + 1
+    inputs = c["inputs"]
+    ws.append(["electricity price", _cell(ws, inputs["electricity_usd_per_kwh"], "0.000"), "USD/kWh"])
+    ws.append(["utilization", _cell(ws, inputs["utilization"], "0%"), ""])
+    hours = inputs["hours_per_year"]
+    ws.append(["energy per year", _cell(ws, f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}/1000,"unknown")', "#,##0"),
+               "MWh"])
+    ws.append(["energy cost per year", _cell(ws, f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}*B{n},"unknown")',
+                                             MONEY), "USD"])
+    ws.append(["power basis", p["basis"], ""])
 
 
 def _findings_sheet(wb: Any, findings: Sequence[Finding]) -> None:

@@ -13,6 +13,9 @@ come first; the repository's apply where the design says nothing.
         bom: generated/cluster.bom.json       # format from the suffix: .json .csv .md .txt .xlsx
         cabling: generated/cluster.cabling.csv
         render: generated/cluster/            # a directory for `clusterplan render`
+    prices: [prices/acme-quote.yaml]          # price books, later ones win (schemas/pricebook.schema.json)
+    tco: {electricity_usd_per_kwh: 0.11, pue: 1.3, utilization: 0.85, depreciation_years: 5,
+          support_pct_per_year: 12}           # a design's own figures win over these
 """
 
 from __future__ import annotations
@@ -44,11 +47,25 @@ class RepoWaiver(Waiver):
                                "configuration file) the waiver is limited to; default: every design.")
 
 
+class RepoTco(BaseModel):
+    """Cost-of-ownership inputs for every design of the repository (defaults: validator/data/defaults.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    electricity_usd_per_kwh: float | None = Field(None, ge=0, le=10)
+    pue: float | None = Field(None, ge=1, le=5)
+    utilization: float | None = Field(None, gt=0, le=1, description="Share of the year the GPUs are busy.")
+    depreciation_years: float | None = Field(None, gt=0, le=30)
+    support_pct_per_year: float | None = Field(None, ge=0, le=100)
+
+
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
     waivers: list[RepoWaiver] = Field(default_factory=list)
     outputs: list[Output] = Field(default_factory=list)
+    prices: list[str] = Field(default_factory=list, description="Price books, relative to this file, inside the "
+                              "repository; later ones override earlier ones.")
+    tco: RepoTco = Field(default_factory=RepoTco)
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,7 @@ class RunConfig:
     repo: RepoConfig = field(default_factory=RepoConfig)
     config_path: Path | None = None
     today: date | None = None
+    price_files: tuple[Path, ...] = ()     # --prices FILE, in order: they override the repository's books
 
     @property
     def severity(self) -> dict[str, str]:

@@ -432,7 +432,14 @@ class Costs(_Model):
         default_factory=dict, description="Unit price overrides by catalog id, USD.")
     spares_pct: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
         default_factory=dict, description="Spare percentage by BOM category, e.g. {transceiver: 2}.")
-    amortization_years: Positive | None = Field(None, description="Capex amortization period for cost per token.")
+    amortization_years: Positive | None = Field(None, description="Years of straight-line depreciation of the "
+                                                "capex, for the TCO and cost per GPU-hour (default in "
+                                                "data/defaults.yaml, or tco.depreciation_years in .clusterplan.yaml).")
+    support_pct_per_year: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        None, description="Yearly support and maintenance as a percentage of capex (default in data/defaults.yaml).")
+    utilization: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Share of the year the GPUs are busy: energy is drawn and cost per GPU-hour counted over "
+        "the busy hours (default 1.0).")
 
 
 class Waiver(_Model):

@@ -6,7 +6,7 @@ Unresolved references are reported all at once, with line numbers and did-you-me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from validator.base.errors import DesignError, Diagnostic, Path, format_path
@@ -15,6 +15,7 @@ from validator.read.loader import Loaded
 from validator.read.model import Design, Fabric, Inference, Training
 from validator.resolve.catalog import Catalog
 from validator.resolve.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
+from validator.resolve.prices import Costing
 
 FABRIC_ROLES = ("compute", "storage", "inband", "oob")
 TIER_ROLES = ("leaf", "spine", "core")
@@ -57,6 +58,7 @@ class Resolved:
     fabrics: dict[str, ResolvedFabric]
     defaults: dict[str, float]
     layout: dict[str, float]
+    costing: Costing = field(default_factory=Costing)   # price books and the repository's TCO settings
 
     @property
     def file(self) -> str:
@@ -87,12 +89,14 @@ class Resolved:
 
     @property
     def pue(self) -> float:
-        return self.design.site.pue or self.defaults["pue"]
+        return float(self.design.site.pue or self.costing.tco.get("pue") or self.defaults["pue"])
 
     @property
     def electricity_usd_per_kwh(self) -> float:
-        v = self.design.site.electricity_usd_per_kwh
-        return self.defaults["electricity_usd_per_kwh"] if v is None else v
+        for v in (self.design.site.electricity_usd_per_kwh, self.costing.tco.get("electricity_usd_per_kwh")):
+            if v is not None:
+                return float(v)
+        return self.defaults["electricity_usd_per_kwh"]
 
     def where(self, path: Path) -> tuple[int, int]:
         return self.loaded.where(path)
@@ -102,7 +106,7 @@ def _values(table: dict[str, Any]) -> dict[str, float]:
     return {k: float(v["value"]) for k, v in table.items()}
 
 
-def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
+def resolve(design: Design, loaded: Loaded, catalog: Catalog, costing: Costing | None = None) -> Resolved:
     problems: list[Diagnostic] = []
 
     def ref(kind: str, entry_id: str, path: Path) -> Any:
@@ -151,7 +155,7 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog) -> Resolved:
     data = load_data("defaults.yaml")
     assert gpu is not None and model is not None  # cross_checks guarantee a workload section
     return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
-                    _values(data["defaults"]), _layout(design))
+                    _values(data["defaults"]), _layout(design), costing or Costing())
 
 
 def _layout(design: Design) -> dict[str, float]:

@@ -27,6 +27,7 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "transceivers": ("transceivers", "", "count"), "cables": ("cables", "", "count"),
     "it_kw": ("IT power", "kW", "value"), "facility_kw": ("facility power", "kW", "value"),
     "capex": ("capex (priced lines)", "USD", "value"), "unpriced_lines": ("unpriced BOM lines", "", "count"),
+    "gpu_hour_usd": ("cost per busy GPU-hour", "USD", "value"),
     "mfu": ("MFU", "", "ratio"), "tokens_per_s": ("tokens/s", "", "value"), "step_time_s": ("step time", "s", "value"),
     "time_to_train_days": ("time to train", "days", "value"), "ttft_ms": ("TTFT", "ms", "value"),
     "tpot_ms": ("TPOT", "ms", "value"), "max_concurrency": ("max concurrency per replica", "", "count"),
@@ -71,6 +72,20 @@ class DesignDiff:
             return None, None
         return b - a, ((b - a) / abs(a) if a else None)
 
+    def unpriced_note(self) -> str | None:
+        """Says when either side's capex leaves lines out (a capex change may then be a pricing change)."""
+        sides = [(name, int(n)) for name, s in (("base", self.base), ("head", self.head))
+                 if s is not None and (n := s.metrics.get("unpriced_lines"))]
+        if not sides:
+            return None
+        return "capex is partial: " + "; ".join(f"{name} has {n} unpriced BOM line(s) "
+                                                f"({', '.join(self._unpriced(name))})" for name, n in sides)
+
+    def _unpriced(self, name: str) -> list[str]:
+        side = self.base if name == "base" else self.head
+        derived = side.analysis.derived if side else None
+        return list(derived.bom.totals["unpriced_parts"]) if derived else []
+
 
 def metrics_of(analysis: Analysis) -> dict[str, float | None]:
     out: dict[str, float | None] = {
@@ -87,7 +102,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
         "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
         "it_kw": bom.power["it_kw"], "facility_kw": bom.power["facility_kw"], "capex": bom.totals["capex_usd"],
-        "unpriced_lines": bom.totals["unpriced_lines"],
+        "unpriced_lines": bom.totals["unpriced_lines"], "gpu_hour_usd": bom.tco["gpu_hour_usd"],
     })
     for fabric, fab in topo.fabrics.items():
         for tier in fab.tiers:
@@ -111,8 +126,10 @@ def side(path: Path | None, display: str, run: RunConfig | None = None) -> Side 
     return Side(analysis, metrics_of(analysis))
 
 
-def compare(base: Path | None, head: Path | None, display: str, run: RunConfig | None = None) -> DesignDiff:
-    b, h = side(base, display, run), side(head, display, run)
+def compare(base: Path | None, head: Path | None, display: str, run: RunConfig | None = None,
+            base_run: RunConfig | None = None) -> DesignDiff:
+    """`base_run`: the base side's configuration (its price books as of the base), default `run`."""
+    b, h = side(base, display, base_run or run), side(head, display, run)
     result = DesignDiff(display, b, h)
     before = {f.fingerprint: f for f in (b.analysis.findings if b else []) if not f.waived}
     after = {f.fingerprint: f for f in (h.analysis.findings if h else []) if not f.waived}
@@ -144,9 +161,12 @@ def git_diffs(ref: str, paths: list[Path], run: RunConfig | None = None) -> list
     specs = [str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p) for p in paths]
     names = _git(["diff", "--name-only", "--no-renames", ref, "--", *(specs or ["."])], root).splitlines()
     changed = sorted(n for n in names if n.endswith((".yaml", ".yml")))
+    if _pricing_changed(ref, root, run):     # every design is priced anew
+        changed = sorted(set(changed) | set(_designs_under(paths or [root], root)))
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-base-"))
     try:
         (tmp / ".git").mkdir()     # marks the repository root for catalog path checks
+        base_run = _base_run(ref, root, tmp, run)
         out = []
         for name in changed:
             head = root / name
@@ -156,10 +176,58 @@ def git_diffs(ref: str, paths: list[Path], run: RunConfig | None = None) -> list
                 base_path = None
             if head_path is None and base_path is None:
                 continue
-            out.append(compare(base_path, head_path, display_name(root / name), run))
+            out.append(compare(base_path, head_path, display_name(root / name), run, base_run))
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _config_files(run: RunConfig | None, root: Path) -> list[str]:
+    """The repository configuration and the price books it names, relative to the repository root."""
+    if run is None or run.config_path is None:
+        return []
+    config = run.config_path.resolve()
+    files = [config, *((config.parent / p).resolve() for p in run.repo.prices)]
+    return [f.relative_to(root.resolve()).as_posix() for f in files if f.is_relative_to(root.resolve())]
+
+
+def _pricing_changed(ref: str, root: Path, run: RunConfig | None) -> bool:
+    files = _config_files(run, root)
+    return bool(files) and bool(_git(["diff", "--name-only", "--no-renames", ref, "--", *files], root).strip())
+
+
+def _designs_under(paths: list[Path], root: Path) -> list[str]:
+    from validator.pipeline import discover
+
+    found, _ = discover([p for p in paths if p.exists()], designs_only=True)
+    return [f.resolve().relative_to(root.resolve()).as_posix() for f in found if f.resolve().is_relative_to(
+        root.resolve())]
+
+
+def _base_run(ref: str, root: Path, tmp: Path, run: RunConfig | None) -> RunConfig | None:
+    """The run configuration as of `ref`: its .clusterplan.yaml and price books checked out under `tmp`."""
+    from validator.read.config import load_config
+
+    if run is None or run.config_path is None or not run.config_path.resolve().is_relative_to(root.resolve()):
+        return run
+    rel = run.config_path.resolve().relative_to(root.resolve()).as_posix()
+    try:
+        text = _git(["show", f"{ref}:{rel}"], root)
+    except ToolError:
+        return RunConfig(today=run.today, price_files=run.price_files)
+    target = tmp / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    repo = load_config(target)
+    for book in repo.prices:
+        book_rel = (Path(rel).parent / book).as_posix()
+        try:
+            body = _git(["show", f"{ref}:{book_rel}"], root)
+        except ToolError:
+            continue      # the base named a book it did not have: its analysis reports it
+        (tmp / book_rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / book_rel).write_text(body, encoding="utf-8")
+    return RunConfig(repo, target, run.today, run.price_files)
 
 
 def _checkout(ref: str, name: str, root: Path, tmp: Path) -> Path | None:

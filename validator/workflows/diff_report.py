@@ -21,6 +21,8 @@ def _fmt(metric: str, value: float | None) -> str:
         return f"{value * 100:.1f}%"
     if metric == "capex":
         return f"${value:,.0f}"
+    if metric == "gpu_hour_usd":
+        return f"${value:,.2f}"
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
@@ -60,6 +62,7 @@ def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
                             "relative": d.delta(m)[1]} for m in _metrics(d)},
             "new_findings": [{"rule": f.rule, "message": f.message, "line": f.line} for f in d.new_findings],
             "fixed_findings": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
+            "unpriced_note": d.unpriced_note(),
         })
     return json.dumps({"version": 1, "designs": out, "gates_tripped": list(tripped)}, indent=2, sort_keys=True) + "\n"
 
@@ -76,6 +79,8 @@ def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
             if (change and change != "=") or d.status != "changed":
                 before, after = _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m))
                 lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}")
+        if note := d.unpriced_note():
+            lines.append(f"  ! {note}")
         for f in d.new_findings:
             lines.append(f"  + {f.severity} {f.rule} line {f.line}: {f.message}")
         for f in d.fixed_findings:
@@ -104,6 +109,9 @@ def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
                  _fmt(m, d.value(d.head or d.base, m)) for m in cols]
         findings = f"+{len(d.new_findings)} / -{len(d.fixed_findings)}"
         out.append(f"| `{d.file}` | {d.status} | " + " | ".join(cells) + f" | {findings} |")
+    notes = [f"- `{d.file}`: {note}" for d in changed if (note := d.unpriced_note())]
+    if notes:
+        out += ["", "**Unpriced BOM lines** (capex leaves them out):", *notes]
     if unchanged:
         out += ["", f"{unchanged} design(s) unchanged."]
     details: list[str] = []

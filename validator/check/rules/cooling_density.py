@@ -10,15 +10,16 @@ from validator.check.shared import rack_kw
 
 
 def cooling_density(ctx: Context) -> Iterator[Hit]:
-    """The cooling type handles the rack's heat: air to about 40 kW, rear-door heat exchangers to
+    """The cooling type handles the rack's heat: air to about 41 kW, rear-door heat exchangers to
     about 75 kW (or the door's rating), direct liquid beyond; liquid racks need CDU capacity, and
     liquid-cooled servers need liquid cooling.
 
-    Source: shared/docs/hardware-notes.md section 7 (air ~40 kW with containment; active RDHx ~40-75 kW;
+    Source: shared/docs/hardware-notes.md section 7 (air ~41 kW with perfect containment, secondary;
+    NVIDIA's air-cooled DGX H100 SuperPOD rack is 40.8 kW; active RDHx ~40-75 kW;
     DLC + CDU above ~100 kW).
     Fix: change `site.rack.cooling`, add a rear door or CDU with enough capacity, or spread the servers.
     Example:
-        site: {rack: {power_budget_kw: 44, cooling: air}}   # 4 x DGX H100 = 40.8 kW: beyond air cooling
+        site: {rack: {power_budget_kw: 60, cooling: air}}   # 5 x DGX H100 = 51 kW: beyond air cooling
     """
     rack = ctx.design.site.rack
     kw = rack_kw(ctx)

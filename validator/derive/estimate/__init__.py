@@ -3,8 +3,9 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from validator.base.resources import load_data
 from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
@@ -12,7 +13,11 @@ from validator.derive.estimate.memory import training_memory
 from validator.derive.estimate.training import TrainingSetup, estimate_training
 from validator.expand.topology import Topology
 
+if TYPE_CHECKING:
+    from validator.derive.bom import Bom
+
 ESTIMATE_VERSION = 2
+BomSource = Callable[[], "Bom"]
 
 
 def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
@@ -70,22 +75,19 @@ def estimate_training_design(topology: Topology) -> dict[str, Any]:
     return rounded
 
 
-def estimate_inference_design(topology: Topology) -> InferenceEstimate:
+def estimate_inference_design(topology: Topology, bom: BomSource | None = None) -> InferenceEstimate:
     """The serving estimate (validator/derive/estimate/inference.py), cost from gpu_hour_usd()."""
-    return estimate_inference(topology, gpu_hour_usd(topology))
+    return estimate_inference(topology, gpu_hour_usd(topology, bom))
 
 
-def gpu_hour_usd(topology: Topology) -> float | None:
-    """Capex of a GPU's share of its server amortized per hour, plus its power at the facility PUE."""
-    r = topology.resolved
-    price = r.design.costs.prices_usd.get(r.server.id, r.server.price_usd)
-    if price is None or r.server.max_power_w is None:
-        return None
-    years = r.design.costs.amortization_years or r.defaults["amortization_years"]
-    hours = years * float(load_data("serving.yaml")["hours_per_year"]["value"])
-    capex = price / r.server.gpus / hours
-    power = r.server.max_power_w / r.server.gpus / 1000 * r.pue * r.electricity_usd_per_kwh
-    return capex + power
+def gpu_hour_usd(topology: Topology, bom: BomSource | None = None) -> float | None:
+    """Cost of a busy GPU-hour: the design's total cost of ownership (validator.derive.cost: depreciation
+    of the whole BOM's capex, support and energy) over its busy GPU-hours. None when a BOM line is
+    unpriced or a part's power unknown. `bom` gives the design's BOM (Derived passes its own)."""
+    from validator.derive import cost
+    from validator.derive.bom import build_bom
+
+    return cost.gpu_hour_usd(topology, bom() if bom is not None else build_bom(topology))
 
 
 @dataclass
@@ -106,9 +108,10 @@ class Estimate:
         return {"version": self.version, "name": self.name, "file": self.file, "kind": self.kind, **body}
 
 
-def estimate(topology: Topology) -> Estimate:
+def estimate(topology: Topology, bom: BomSource | None = None) -> Estimate:
+    """`bom` gives the design's BOM for the cost per GPU-hour (Derived passes its own; else it is built)."""
     r = topology.resolved
     name, file = r.design.metadata.name, r.file
     if r.design.training:
         return Estimate(ESTIMATE_VERSION, name, file, "training", training=estimate_training_design(topology))
-    return Estimate(ESTIMATE_VERSION, name, file, "inference", inference=estimate_inference_design(topology))
+    return Estimate(ESTIMATE_VERSION, name, file, "inference", inference=estimate_inference_design(topology, bom))

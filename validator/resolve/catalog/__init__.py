@@ -27,7 +27,7 @@ from validator.resolve.catalog.entries import (
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 BUILTIN_FILES = ("gpus", "servers", "nics", "switches", "transceivers", "cables", "facility", "models")
-CATALOG_VERSION = "2026.12.1"
+CATALOG_VERSION = "2026.12.2"
 
 E = TypeVar("E", bound=BaseModel)
 

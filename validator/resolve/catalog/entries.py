@@ -11,8 +11,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Source = Annotated[str, Field(min_length=8, description="Datasheet, paper or reference architecture.")]
-Price = Annotated[float, Field(ge=0)] | None
+Price = Annotated[float, Field(ge=0, description="USD. Built-in entries carry no price: prices live in price "
+                               "books (validator/resolve/catalog/data/prices/); a design catalog may set one "
+                               "for its own parts.")] | None
 Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
+PowerBasis = Literal["typical", "max"]
+Top = Literal["finned", "flat"]
 
 
 class _Entry(BaseModel):
@@ -62,6 +66,9 @@ class RackSystem(BaseModel):
                             "(NVLink switch trays, power shelves), per rack")
     mgmt_switches: int = Field(0, ge=0, description="Out-of-band (management) switches built into the rack "
                                "system, counted in extra_rack_units")
+    parts: list[NicSlot] = Field(default_factory=list, description="Facility entries built into each rack of "
+                                 "the system (NVLink switch trays, power shelves), per rack; their power and "
+                                 "price are in the compute trays' share")
     description: str
     source: Source
 
@@ -91,10 +98,8 @@ class Nic(_Entry):
     breakout: dict[int, int] = Field(default_factory=dict, description="port speed Gb/s -> links one port "
                                      "gives at that speed, where the NIC splits a port (ConnectX-8: {400: 2})")
     power_w: float | None = Field(None, gt=0)
+    power_basis: PowerBasis | None = Field(None, description="Whether power_w is a typical or a maximum figure")
     price_usd: Price = None
-
-
-Top = Literal["finned", "flat"]
 
 
 class PortGroup(BaseModel):
@@ -115,10 +120,15 @@ class Switch(_Entry):
     rack_units: int | None = Field(None, ge=1)
     power_typical_w: float | None = Field(None, gt=0)
     power_max_w: float | None = Field(None, gt=0)
+    power_max_includes_optics: bool | None = Field(None, description="power_max_w is with every cage holding "
+                                                   "an active module or cable (null: not stated)")
+    cooling: Literal["air", "liquid"] = "air"
     weight_kg: float | None = Field(None, gt=0)
     latency_ns: float | None = Field(None, gt=0)
     buffer_mb: float | None = Field(None, gt=0)
     os: Literal["sonic", "eos", "cumulus", "opensm"]
+    sonic_platform: str | None = Field(None, description="SONiC platform directory (sonic-buildimage device/)")
+    sonic_hwsku: str | None = Field(None, description="SONiC default HWSKU")
     price_usd: Price = None
 
     def ports_at(self, speed_gbps: float) -> int:
@@ -135,6 +145,7 @@ class Transceiver(_Entry):
     reach_m: float = Field(gt=0)
     connector: str
     power_w: float | None = Field(None, gt=0)
+    power_basis: PowerBasis | None = Field(None, description="Whether power_w is a typical or a maximum figure")
     end: Literal["switch", "node", "any"]
     price_usd: Price = None
 
@@ -144,16 +155,21 @@ class Cable(_Entry):
     media: Literal["mmf", "smf", "smf-duplex"] | None = None
     speed_gbps: float = Field(gt=0)
     form_factor: str | None = None
+    top: Top | None = Field(None, description="OSFP ends: finned (IHS) or flat (RHS) top")
     links_per_cable: int = Field(ge=1)
     reach_m: float = Field(gt=0)
     lengths_m: list[float] = Field(min_length=1)
+    power_w: float | None = Field(None, ge=0, description="Power of one cable, all its ends together, maximum; 0 "
+                                  "for passive fiber and Cat6 (null: not published)")
     price_usd: Price = None
 
 
 class Facility(_Entry):
-    category: Literal["rack", "pdu", "cdu", "rdhx"]
+    category: Literal["rack", "pdu", "cdu", "rdhx", "power-shelf", "nvlink-switch-tray"]
     rack_units: int | None = Field(None, ge=1)
     capacity_kw: float | None = Field(None, gt=0)
+    power_w: float | None = Field(None, gt=0, description="Power drawn (NVLink switch trays; null: not published)")
+    power_basis: PowerBasis | None = None
     price_usd: Price = None
 
 

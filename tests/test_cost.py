@@ -1,0 +1,382 @@
+"""Cost a buyer can use: every example and reference design fully priced from the built-in books, price
+books that override and discount, the TCO arithmetic, power that is never silently zero, the B300 XDR
+parts, the workbook's formulas (recalculated by LibreOffice where it is installed) and the diff."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.builders import topology_of
+from tests.helpers import DESIGNS, FIXTURES, ROOT, cli, rel
+from tests.test_fabric_sizing import ROWS, _design
+from validator.derive.bom import build_bom
+from validator.derive.cost import TcoInputs, tco
+from validator.pipeline import analyze, load_topology
+from validator.resolve.catalog import builtin_catalog
+from validator.resolve.catalog.check import CAGES
+
+EXAMPLES = sorted(DESIGNS.glob("*.yaml"))
+# The NVL36x2 compute tray has no public price or power figure (catalog entry gb200-nvl36x2-tray): the example
+# shows the capex and power as incomplete rather than guessed, and names the one part that makes them so.
+UNKNOWN_BY_DESIGN = {"gb200-nvl36x2-inference": ["gb200-nvl36x2-tray"]}
+
+
+def _book(path: Path, prices: dict[str, object], **extra: object) -> Path:
+    body = {"pricebook": 1, "name": "test book", "currency": "USD", "date": "2026-11-15",
+            "source": "a test quote", "confidence": "quote", "prices": prices, **extra}
+    path.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _bom_json(*args: str) -> dict:
+    code, out, err = cli("bom", *args, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _lines(bom: dict, part: str) -> list[dict]:
+    return [i for i in bom["items"] if i["part"] == part]
+
+
+# ---------------------------------------------------------------- fully priced from the defaults
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_has_a_complete_capex_and_known_power(path):
+    bom = _bom_json(rel(path))
+    if path.stem in UNKNOWN_BY_DESIGN:
+        parts = UNKNOWN_BY_DESIGN[path.stem]
+        assert bom["totals"]["unpriced_parts"] == parts and not bom["totals"]["capex_complete"]
+        assert bom["power"]["it_kw"] is None and bom["power"]["unknown_power_parts"] == parts
+        return
+    assert bom["totals"]["unpriced_lines"] == 0 and bom["totals"]["capex_complete"]
+    assert bom["totals"]["capex_usd"] > 0
+    assert bom["power"]["it_kw"] is not None and bom["power"]["unknown_power_parts"] == []
+    for item in bom["items"]:
+        if item["extended_price"] is not None:      # every priced line says where its price comes from
+            assert item["price_source"] and item["price_confidence"]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['family']}-{r['su']}su")
+def test_every_reference_design_is_priced_from_the_defaults(row):
+    bom = build_bom(topology_of(_design(row)))
+    assert bom.totals["unpriced_parts"] == [] and bom.totals["capex_complete"]
+
+
+def test_dgx_b300_xdr_resolves_every_link_to_an_800g_part():
+    """RA-11339-001 Table 3, 1 SU: 72 DGX B300, 576 node-leaf and 576 leaf-spine 800G links, 8 leaves
+    and 4 spines. A single-port 800G module per ConnectX-8 cage; twin-port 2 x 800G modules at the
+    switches (a leaf uses 576 / 8 + 576 / 8 = 144 ports, 72 modules; a spine 576 / 4 = 144 ports); one
+    single-mode MPO fiber per link."""
+    row = next(r for r in ROWS if r["family"] == "b300-xdr" and r["su"] == "1")
+    bom = build_bom(topology_of(_design(row)))
+    cat = builtin_catalog()
+    counts: dict[tuple[str, str, str], int] = {}
+    for i in bom.items:                     # fibers summed over their length classes (placement decides those)
+        if i.category in ("transceiver", "cable"):
+            key = (i.category, i.part, i.installed_in if i.category == "transceiver" else "any length")
+            counts[key] = counts.get(key, 0) + i.qty - i.spares
+    node_leaf, leaf_spine = int(row["node_leaf"]), int(row["leaf_spine"])
+    assert counts == {("transceiver", "mms4a20-xm", "server"): node_leaf,
+                      ("transceiver", "mms4a00-xm", "leaf"): (node_leaf + leaf_spine) // 2,
+                      ("transceiver", "mms4a00-xm", "spine"): leaf_spine // 2,
+                      ("cable", "fiber-mpo12-smf", "any length"): node_leaf + leaf_spine}
+    assert all(cat.transceiver(p).speed_gbps == 800 for (k, p, _) in counts if k == "transceiver")
+    assert cat.transceiver("mms4a00-xm").top == "finned" and cat.transceiver("mms4a20-xm").top == "flat"
+    assert bom.totals["unpriced_lines"] == 0
+
+
+# ---------------------------------------------------------------- price books
+
+
+def test_price_book_layers_override_and_discount(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)            # --prices books stay inside the working directory's repository
+    design = tmp_path / "d.yaml"
+    shutil.copy(FIXTURES / "valid" / "small-training.yaml", design)
+    _book(tmp_path / "repo.yaml", {"sonic-th5-64x800": 30000})
+    (tmp_path / ".clusterplan.yaml").write_text("prices: [repo.yaml]\n", encoding="utf-8")
+    base = _bom_json(str(design), "--config", str(tmp_path / ".clusterplan.yaml"))
+    assert {i["unit_price"] for i in _lines(base, "sonic-th5-64x800")} == {30000}
+    assert {i["price_origin"] for i in _lines(base, "sonic-th5-64x800")} == {"repo.yaml"}
+    # a --prices book in another currency, with a switch discount: 40,000 EUR x 1.1 USD/EUR x (1 - 20%)
+    cli_book = _book(tmp_path / "eur.yaml", {"sonic-th5-64x800": 40000}, currency="EUR", usd_per_unit=1.1,
+                     discounts_pct={"switch": 20})
+    over = _bom_json(str(design), "--config", str(tmp_path / ".clusterplan.yaml"), "--prices", str(cli_book))
+    assert {i["unit_price"] for i in _lines(over, "sonic-th5-64x800")} == {35200}
+    # the discount applies to lower layers too: the built-in sn2201 price less 20%
+    builtin = {i["unit_price"] for i in _lines(base, "sn2201")}
+    assert {i["unit_price"] for i in _lines(over, "sn2201")} == {round(p * 0.8, 2) for p in builtin}
+    # the design's own costs.prices_usd wins over every book
+    design.write_text(design.read_text() + "costs:\n  prices_usd: {sonic-th5-64x800: 1000}\n", encoding="utf-8")
+    own = _bom_json(str(design), "--config", str(tmp_path / ".clusterplan.yaml"), "--prices", str(cli_book))
+    assert {i["unit_price"] for i in _lines(own, "sonic-th5-64x800")} == {1000}
+
+
+def test_cable_prices_per_length_class():
+    bom = _bom_json("designs/superpod-h100-4su.yaml")
+    fiber = {float(i["installed_in"].removesuffix(" m")): i["unit_price"] for i in _lines(bom, "fiber-mpo12-mmf")}
+    assert fiber and all(price == pytest.approx(48 + 2.6 * length) for length, price in fiber.items())
+
+
+def test_price_book_outside_the_repository_is_refused(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").mkdir()
+    shutil.copy(FIXTURES / "valid" / "small-training.yaml", repo / "d.yaml")
+    _book(tmp_path / "outside.yaml", {"sn2201": 1})
+    (repo / ".clusterplan.yaml").write_text("prices: [../outside.yaml]\n", encoding="utf-8")
+    code, _, err = cli("bom", str(repo / "d.yaml"), "--config", str(repo / ".clusterplan.yaml"))
+    assert code == 1 and "PRC003" in err and "outside the repository" in err
+
+
+def test_a_bad_price_book_is_reported_with_its_line(tmp_path):
+    (tmp_path / ".git").mkdir()
+    shutil.copy(FIXTURES / "valid" / "small-training.yaml", tmp_path / "d.yaml")
+    (tmp_path / "bad.yaml").write_text("pricebook: 1\nname: x\ncurrency: EUR\ndate: 2026\nsource: abc\n"
+                                       "confidence: quote\nprices: {sn2201: -5}\n", encoding="utf-8")
+    (tmp_path / ".clusterplan.yaml").write_text("prices: [bad.yaml]\n", encoding="utf-8")
+    code, _, err = cli("bom", str(tmp_path / "d.yaml"), "--config", str(tmp_path / ".clusterplan.yaml"))
+    assert code == 1 and "PRC001" in err and "bad.yaml:7:18" in err and "greater than or equal to 0" in err
+    (tmp_path / "bad.yaml").write_text("pricebook: 1\nname: x\ncurrency: EUR\ndate: 2026\nsource: abc\n"
+                                       "confidence: quote\nprices: {sn2201: 5}\n", encoding="utf-8")
+    code, _, err = cli("bom", str(tmp_path / "d.yaml"), "--config", str(tmp_path / ".clusterplan.yaml"))
+    assert code == 1 and "a EUR book needs `usd_per_unit`" in err
+
+
+# ---------------------------------------------------------------- TCO
+
+
+def test_tco_arithmetic():
+    out = tco(TcoInputs(capex_usd=1_000_000, it_kw=100, gpus=8, pue=1.5, electricity_usd_per_kwh=0.1,
+                        utilization=0.5, depreciation_years=5, support_pct_per_year=10, hours_per_year=8760))
+    # energy 100 kW x 1.5 x 4,380 busy hours x $0.1; depreciation 1M / 5; support 10% of 1M
+    assert out["energy_usd_per_year"] == pytest.approx(65_700)
+    assert out["depreciation_usd_per_year"] == pytest.approx(200_000)
+    assert out["support_usd_per_year"] == pytest.approx(100_000)
+    assert out["total_usd_per_year"] == pytest.approx(365_700)
+    assert out["gpu_hour_usd"] == pytest.approx(365_700 / (8 * 4_380))
+    partial = tco(TcoInputs(None, 100, 8, 1.5, 0.1, 0.5, 5, 10))
+    assert partial["total_usd_per_year"] is None and partial["gpu_hour_usd"] is None
+
+
+def test_cost_per_token_reads_the_design_tco():
+    from validator.derive import Derived
+    from validator.derive.cost import design_tco
+
+    topo = load_topology(DESIGNS / "inference-disaggregated-h100.yaml")
+    derived = Derived(topo)
+    est = derived.estimate.as_dict()
+    rate = design_tco(topo, derived.bom)["gpu_hour_usd"]
+    assert rate == pytest.approx(derived.bom.tco["gpu_hour_usd"])
+    assert est["cost_per_million_tokens"] == pytest.approx(rate / (est["output_tokens_per_s_per_gpu"] * 3600 / 1e6),
+                                                           rel=1e-3)
+
+
+def test_tco_inputs_from_the_repository_and_the_design(tmp_path):
+    shutil.copy(FIXTURES / "valid" / "small-training.yaml", tmp_path / "d.yaml")
+    (tmp_path / ".clusterplan.yaml").write_text(
+        "tco: {electricity_usd_per_kwh: 0.2, utilization: 0.5, depreciation_years: 3, support_pct_per_year: 0}\n",
+        encoding="utf-8")
+    bom = _bom_json(str(tmp_path / "d.yaml"), "--config", str(tmp_path / ".clusterplan.yaml"))
+    inputs = bom["tco"]["inputs"]
+    assert (inputs["electricity_usd_per_kwh"], inputs["utilization"], inputs["depreciation_years"]) == (0.2, 0.5, 3)
+    assert bom["tco"]["depreciation_usd_per_year"] == pytest.approx(bom["totals"]["capex_usd"] / 3, rel=1e-6)
+    facility = bom["power"]["facility_kw"]
+    assert bom["tco"]["energy_usd_per_year"] == pytest.approx(facility * 8760 * 0.5 * 0.2, rel=1e-6)
+
+
+# ---------------------------------------------------------------- power on one basis, unknown stays unknown
+
+
+def test_unknown_power_is_a_finding_and_shown_as_unknown(tmp_path):
+    path = FIXTURES / "rules" / "BOM002.yaml"
+    findings = analyze(path, rel(path)).findings
+    assert [(f.rule, f.severity) for f in findings] == [("BOM002", "warning")]
+    assert "mms4x50-nm" in findings[0].message
+    bom = _bom_json(rel(path))
+    assert bom["power"]["it_kw"] is None and bom["power"]["facility_kw"] is None
+    assert bom["power"]["it_kw_known"] > 0 and bom["power"]["unknown_power_parts"] == ["mms4x50-nm"]
+    assert bom["tco"]["gpu_hour_usd"] is None
+    assert {i["power_basis"] for i in _lines(bom, "mms4x50-nm")} == {None}
+    _, text, _ = cli("bom", rel(path))
+    assert "IT power unknown" in text and "no power figure for mms4x50-nm" in text
+    assert all("unknown" in line for line in text.splitlines() if " mms4x50-nm " in line)
+    out = tmp_path / "b.xlsx"
+    assert cli("bom", rel(path), "-f", "xlsx", "-o", str(out), "--timestamp", "2026-12-01")[0] == 0
+    from openpyxl import load_workbook
+
+    wb = load_workbook(out)
+    power = {r[0].value: r[1].value for r in wb["Power & Cooling"].iter_rows(min_row=2)}
+    assert power["optics"] == "unknown" and "unknown" in power["IT power"]
+    assert {r[7].value for r in wb["BOM"].iter_rows(min_row=2) if r[1].value == "mms4x50-nm"} == {"unknown"}
+
+
+def test_switch_optics_are_not_counted_twice():
+    """QM9700's 1,720 W maximum is with active modules in its cages: its modules add nothing again."""
+    bom = build_bom(load_topology(DESIGNS / "superpod-h100-4su.yaml"))
+    assert builtin_catalog().switch("qm9700").power_max_includes_optics
+    at_qm9700 = [i for i in bom.items if i.category == "transceiver" and i.installed_in in ("leaf", "spine")
+                 and i.fabric in ("compute", "storage")]
+    assert at_qm9700 and all(i.power_basis == "included" for i in at_qm9700)
+    node = [i for i in bom.items if i.category == "transceiver" and i.installed_in not in ("leaf", "spine", "core")]
+    expected = sum((i.qty - i.spares) * i.unit_power_w for i in node) / 1000
+    assert bom.power["optics_kw"] == pytest.approx(expected)
+
+
+def test_storage_nodes_and_nvl72_rack_parts_are_lines():
+    bom = build_bom(load_topology(DESIGNS / "gb200-nvl72-mixtral.yaml"))
+    lines = {i.part: i for i in bom.items}
+    # 8 NVL72 racks: 9 NVLink switch trays and 8 power shelves each (DGX GB200 user guide; BCM power shelves)
+    assert lines["nvlink5-switch-tray"].qty == 8 * 9 and lines["nvl72-power-shelf"].qty == 8 * 8
+    assert lines["nvlink5-switch-tray"].included_in == "server"
+    assert bom.power["storage_kw"] == pytest.approx(8 * 2000 / 1000)   # the design's 8 nodes x 2,000 W
+
+
+def test_every_catalog_switch_and_nic_states_its_cage():
+    cat = builtin_catalog()
+    for sw in cat.entries["switch"].values():
+        assert all(g.form_factor in CAGES for g in sw.port_groups), sw.id
+    nics = [n for n in cat.entries["nic"].values() if n.category != "bmc"]
+    assert {n.id for n in nics if n.form_factor not in CAGES} == {"pollara-400"}   # cage not published
+    assert all(n.top == "flat" for n in nics if n.form_factor == "OSFP")
+    for x in cat.entries["transceiver"].values():
+        assert x.form_factor in CAGES and (x.form_factor != "OSFP" or x.top is not None), x.id
+
+
+def test_catalog_check_reports_gaps_with_the_books_reasons():
+    code, out, _ = cli("catalog", "check", "--format", "json")
+    assert code == 0
+    gaps = {(g["id"], g["field"]): g["detail"] for g in json.loads(out)}
+    assert gaps[("sn5610", "price")] == "no public figure found"
+    assert gaps[("hgx-b300", "power")] == "no max_power_w"
+    assert gaps[("sn5600", "power")].startswith("typical only")
+    assert ("qm9700", "price") not in gaps and ("dgx-b300", "price") not in gaps
+    assert not [k for k in gaps if k[1] == "source"]      # every book entry names a catalog part
+    assert cli("catalog", "check", "--strict")[0] == 1
+
+
+def test_sn4600c_is_spectrum_3():
+    sw = builtin_catalog().switch("sn4600c")
+    assert sw.asic == "Spectrum-3" and "Spectrum-3" in sw.name
+
+
+# ---------------------------------------------------------------- the workbook
+
+
+def test_workbook_prices_are_formulas_with_category_subtotals(tmp_path):
+    from openpyxl import load_workbook
+
+    out = tmp_path / "w.xlsx"
+    cli("bom", "designs/superpod-h100-4su.yaml", "-f", "xlsx", "-o", str(out), "--timestamp", "2026-12-01")
+    ws = load_workbook(out)["BOM"]
+    rows = [r for r in ws.iter_rows(min_row=2) if r[0].value]
+    items = [r for r in rows if r[0].value not in ("subtotal", "total", "unpriced lines")]
+    for r in items:
+        n = r[0].row
+        assert r[11].value == f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))'
+        assert r[12].value == (None if r[13].value else f'=IF(L{n}="","",D{n}*L{n})')
+    subtotals = {r[1].value for r in rows if r[0].value == "subtotal"}
+    assert subtotals == {r[0].value for r in items if not r[13].value}
+    total = next(r for r in rows if r[0].value == "total")
+    assert total[12].value.startswith("=SUM(M") and total[3].value is None   # no quantity total
+
+
+SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+
+
+@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice not installed (.ci/run installs libreoffice-calc)")
+def test_libreoffice_recalculates_the_workbook_after_a_price_is_typed(tmp_path):
+    """Type a price into the one unpriced line (an Arista spine) and raise another line's price: after
+    LibreOffice recalculates, the totals equal the JSON BOM's plus what was typed."""
+    from openpyxl import load_workbook
+
+    design = FIXTURES / "rules" / "BOM001.yaml"
+    bom = _bom_json(rel(design))
+    src = tmp_path / "w.xlsx"
+    cli("bom", rel(design), "-f", "xlsx", "-o", str(src), "--timestamp", "2026-12-01")
+    wb = load_workbook(src)
+    ws = wb["BOM"]
+    arista = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "arista-7060x6-64pe")
+    rack = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "rack-48u")
+    arista[9].value = 70000
+    rack[9].value = rack[9].value + 500
+    wb.save(tmp_path / "edited.xlsx")
+    subprocess.run([SOFFICE, "--headless", f"-env:UserInstallation=file://{tmp_path}/profile", "--convert-to", "xlsx",
+                    "--outdir", str(tmp_path / "out"), str(tmp_path / "edited.xlsx")], check=True, timeout=180,
+                   capture_output=True)
+    calc = load_workbook(tmp_path / "out" / "edited.xlsx", data_only=True)["BOM"]
+    values = {(r[0].value, r[1].value): r[12].value for r in calc.iter_rows(min_row=2)}
+    arista_qty = next(i["qty"] for i in bom["items"] if i["part"] == "arista-7060x6-64pe")
+    rack_qty = next(i["qty"] for i in bom["items"] if i["part"] == "rack-48u")
+    added = 70000 * arista_qty + 500 * rack_qty
+    assert values[("total", None)] == pytest.approx(bom["totals"]["capex_usd"] + added, abs=0.01)
+    assert values[("subtotal", "switch")] == pytest.approx(bom["totals"]["capex_by_category_usd"]["switch"]
+                                                           + 70000 * arista_qty, abs=0.01)
+    assert values[("unpriced lines", None)] == 0
+    summary = {r[0].value: r[1].value for r in load_workbook(tmp_path / "out" / "edited.xlsx", data_only=True)[
+        "Summary"].iter_rows(min_row=2)}
+    assert summary["Capex, priced lines (USD)"] == pytest.approx(values[("total", None)])
+
+
+# ---------------------------------------------------------------- diff
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True,
+                   capture_output=True)
+
+
+def test_diff_reports_a_price_book_change(tmp_path, monkeypatch):
+    """A repository's price book raises the QM9700: the diff against the last commit shows the capex
+    change of the design using it, though the design itself did not change (RA-11333-001 Table 4,
+    1 SU: 8 leaves and 4 spines)."""
+    row = next(r for r in ROWS if r["family"] == "h100-table4" and r["su"] == "1")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "su1.yaml").write_text(yaml.safe_dump(_design(row), sort_keys=False), encoding="utf-8")
+    _book(repo / "prices.yaml", {"qm9700": 40000})
+    (repo / ".clusterplan.yaml").write_text("prices: [prices.yaml]\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    _book(repo / "prices.yaml", {"qm9700": 45000})
+    monkeypatch.chdir(repo)
+    code, out, _ = cli("diff", "--git-ref", "HEAD", "--format", "json")
+    assert code == 0
+    (design,) = json.loads(out)["designs"]
+    assert design["file"] == "su1.yaml" and design["status"] == "changed"
+    assert design["metrics"]["capex"]["change"] == pytest.approx(5000 * (int(row["leaf"]) + int(row["spine"])))
+    assert design["unpriced_note"] is None
+
+
+def test_diff_states_unpriced_lines_on_either_side(tmp_path):
+    base = FIXTURES / "valid" / "small-training.yaml"
+    head = FIXTURES / "rules" / "BOM001.yaml"       # the same design with an unpriced spine switch
+    code, out, _ = cli("diff", str(base), str(head))
+    assert code == 0
+    assert "capex is partial: head has 1 unpriced BOM line(s) (arista-7060x6-64pe)" in out
+    _, md, _ = cli("diff", str(base), str(head), "--format", "md")
+    assert "**Unpriced BOM lines**" in md and "arista-7060x6-64pe" in md
+
+
+# ---------------------------------------------------------------- rule cases (tests/rules/<ID>/)
+
+
+@pytest.mark.parametrize("case", sorted((ROOT / "tests" / "rules").glob("BOM00*/*.yaml")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_bom_rule_cases(case):
+    expected = []
+    for line in case.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("# expect:"):
+            break
+        words = line.removeprefix("# expect:").split()
+        if words != ["none"]:
+            expected.append((words[0], words[1], int(words[2])))
+    found = [(f.rule, f.severity, f.line) for f in analyze(case, rel(case)).findings]
+    assert found == expected
