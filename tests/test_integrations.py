@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import FIXTURES, ROOT, cli
+from tests.rule_cases import case_path, expected_findings
 
 GOOD = (FIXTURES / "valid" / "small-inference.yaml").read_text()
-BAD = (FIXTURES / "rules" / "FAC001.yaml").read_text()
+BAD = case_path("FAC001", "fail").read_text()
+BAD_AT = f"bad.yaml:{expected_findings(case_path('FAC001', 'fail'))[0].line}:21"   # servers_per_rack: 5
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -69,12 +71,12 @@ def test_pre_commit_validate_hook(design_repo, hooks):
     assert good.returncode == 0, good.stdout + good.stderr
     bad = _run_hook(design_repo, hooks, "clusterplan-validate", "good.yaml", "bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "bad.yaml:10:21: error FAC001" in bad.stdout
+    assert f"{BAD_AT}: error FAC001" in bad.stdout
 
 
 def test_pre_commit_whole_repo_hook(design_repo, hooks):
     result = _run_hook(design_repo, hooks, "clusterplan-validate-all")
-    assert result.returncode == 1 and "bad.yaml:10:21" in result.stdout
+    assert result.returncode == 1 and BAD_AT in result.stdout
     assert "2 designs checked" in result.stdout and "1 other YAML file skipped" in result.stdout
 
 

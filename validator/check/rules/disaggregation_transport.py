@@ -17,7 +17,7 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     DistServe, Mooncake; shared/docs/estimator-notes.md 2.8.
     Fix: use `kv_transfer: rdma` on the compute fabric, or faster NICs.
     Example:
-        inference: {disaggregation: {kv_transfer: tcp, ...}}
+        inference: {disaggregation: {kv_transfer: tcp}}
     """
     inf = ctx.inference
     d = inf.disaggregation

@@ -16,8 +16,7 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     NVL72-class domain.
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
     Example:
-        kind: InferenceFleet
-        fabrics: {compute: {type: infiniband, ...}}
+        fabrics: {compute: {type: infiniband, tiers: {leaf: {switch: qm9700}}}}   # for an inference fleet
     """
     fab = ctx.design.fabrics.compute
     if fab is not None and fab.type == "infiniband":
