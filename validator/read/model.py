@@ -9,10 +9,11 @@ never from a constant written here.
 from __future__ import annotations
 
 from datetime import date
-from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from validator.read.enums import Cooling, Kind, Precision, Recompute, Technology, TopologyKind
 
 API_VERSION = "clusterplan/v1"
 
@@ -25,45 +26,6 @@ CatalogId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
-
-
-class Kind(StrEnum):
-    training = "TrainingCluster"
-    inference = "InferenceFleet"
-
-
-class Cooling(StrEnum):
-    air = "air"
-    rear_door = "rear-door"
-    liquid = "liquid"
-
-
-class Technology(StrEnum):
-    infiniband = "infiniband"
-    roce = "roce"
-    ethernet = "ethernet"
-
-
-class TopologyKind(StrEnum):
-    rail_optimized = "rail-optimized"
-    fat_tree = "fat-tree"
-    rail_only = "rail-only"
-
-
-class Precision(StrEnum):
-    fp32 = "fp32"
-    bf16 = "bf16"
-    fp16 = "fp16"
-    fp8 = "fp8"
-    fp4 = "fp4"
-    int8 = "int8"
-    int4 = "int4"
-
-
-class Recompute(StrEnum):
-    none = "none"
-    selective = "selective"
-    full = "full"
 
 
 # ---------------------------------------------------------------- metadata and site
