@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -47,3 +49,14 @@ def cli_subprocess(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subproc
     env.pop("CLUSTERPLAN_DEBUG", None)
     return subprocess.run([sys.executable, "-c", "from validator.commands import main; main()", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def tool(name: str) -> str | None:
+    """An external validator the tests call (check-jsonschema, actionlint): the one installed with the
+    running interpreter (its scripts folder, e.g. .venv/bin, which need not be on PATH), else on PATH."""
+    folders = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    for folder in folders:
+        for candidate in (folder / name, folder / f"{name}.exe"):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return shutil.which(name)

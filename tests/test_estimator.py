@@ -61,7 +61,7 @@ def test_kv_capacity_matches_the_vllm_worked_example():
     assert cap.max_concurrency == cap.tokens_per_replica // 16 // (8192 // 16)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, derandomize=True, deadline=None)
 @given(hbm=st.floats(40, 400), extra=st.floats(1, 200))
 def test_kv_capacity_grows_with_hbm(hbm, extra):
     model = builtin_catalog().model("llama3-70b")
@@ -73,7 +73,7 @@ def test_kv_capacity_grows_with_hbm(hbm, extra):
 TRAINING_ROWS = [r for r in ROWS if r.kind == "training"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, derandomize=True, deadline=None)
 @given(row=st.sampled_from(TRAINING_ROWS), factor=st.floats(1.0, 16.0))
 def test_more_bandwidth_never_slows_a_step(row, factor):
     setup = training_setup(row)
@@ -81,17 +81,21 @@ def test_more_bandwidth_never_slows_a_step(row, factor):
     assert estimate_training(faster).step_time_s <= estimate_training(setup).step_time_s + 1e-12
 
 
-@settings(max_examples=60, deadline=None)
-@given(row=st.sampled_from([r for r in TRAINING_ROWS if r.int("pp", 1) > 1]), grow=st.integers(2, 8))
-def test_more_gpus_at_fixed_batch_never_shrink_the_bubble(row, grow):
-    setup = training_setup(row)
-    dp = setup.dp * grow
-    if setup.global_batch < dp * setup.micro_batch:
-        return
-    bigger = dataclasses.replace(setup, dp=dp, gpus=setup.gpus * grow)
-    a, b = estimate_training(setup), estimate_training(bigger)
-    assert b.microbatches <= a.microbatches
-    assert b.breakdown["bubble"] / b.step_time_s >= a.breakdown["bubble"] / a.step_time_s - 1e-9
+def test_more_gpus_at_fixed_batch_never_shrink_the_bubble():
+    """Every pipelined published run, grown 2 to 8 times in DP at the same global batch (every growth
+    that still gives each DP rank a micro-batch): fewer micro-batches per step, a larger bubble share."""
+    checked = 0
+    for row in (r for r in TRAINING_ROWS if r.int("pp", 1) > 1):
+        setup = training_setup(row)
+        a = estimate_training(setup)
+        for grow in range(2, 9):
+            if setup.global_batch < setup.dp * grow * setup.micro_batch:
+                continue
+            b = estimate_training(dataclasses.replace(setup, dp=setup.dp * grow, gpus=setup.gpus * grow))
+            assert b.microbatches <= a.microbatches, (row.id, grow)
+            assert b.breakdown["bubble"] / b.step_time_s >= a.breakdown["bubble"] / a.step_time_s - 1e-9, (row.id, grow)
+            checked += 1
+    assert checked >= 100   # 19 pipelined runs x 7 growths, all with a micro-batch per rank today
 
 
 SCHEMA = json.loads((ROOT / "schemas" / "estimate.schema.json").read_text())

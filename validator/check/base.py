@@ -1,7 +1,9 @@
 """What a rule is: one small check function plus its metadata.
 
 The check's docstring is the rule's documentation: a rationale paragraph, then `Source:` and `Fix:`
-lines, and optionally an `Example:` block. `docs/rules.md` is generated from it.
+lines, and an `Example:` block: a merge patch (RFC 7386, in YAML, rooted at the top of a design) that
+triggers the rule; tests/test_rule_cases.py applies it to the rule's case tests/rules/<ID>/pass.yaml
+and checks that it does. `docs/rules.md` is generated from it.
 """
 
 from __future__ import annotations

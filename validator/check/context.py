@@ -12,7 +12,8 @@ from validator.derive import Derived
 from validator.derive.estimate import Estimate
 from validator.expand.sizing import Problem
 from validator.expand.topology import Topology
-from validator.read.model import Design, Inference, Training, Waiver
+from validator.read.inference import Inference
+from validator.read.model import Design, Training, Waiver
 from validator.resolve.resolved import Resolved
 
 

@@ -4,7 +4,7 @@ inference fleet, the engine's memory utilisation and whether experts or the KV c
 from __future__ import annotations
 
 from validator.check.context import Context
-from validator.read.model import Replica
+from validator.read.inference import Replica
 
 
 def rack_kw(ctx: Context) -> float | None:

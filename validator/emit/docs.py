@@ -80,7 +80,10 @@ def rules_md() -> str:
     thresholds = load_data("thresholds.yaml")["thresholds"]
     out = ["# Rules", "", "Generated from the rule registry by `clusterplan docs rules`; do not edit by hand.",
            "Severity can be overridden per design (`severity: {ID: warning}`); thresholds with",
-           "`thresholds: {name: value}`; accepted findings are waived with `waivers:`.", "",
+           "`thresholds: {name: value}`; accepted findings are waived with `waivers:`.",
+           "Each rule's example is a merge patch of a design (RFC 7386, in YAML: mappings merge key by key,",
+           "`null` removes a key); the test suite applies it to the rule's passing case in `tests/rules/`",
+           "and checks that the rule fires.", "",
            "| ID | slug | severity | applies to | waivable | title |", "|---|---|---|---|---|---|"]
     out += [f"| [{r.id}](#{r.id.lower()}) | `{r.slug}` | {r.severity} | {r.applies_to} | "
             f"{'yes' if r.waivable else 'no'} | {r.title} |" for r in RULES]

@@ -6,6 +6,7 @@ Every problem of a stage is reported at once; a later stage runs only on a clean
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -90,6 +91,9 @@ def _pydantic_problems(exc: ValidationError, loaded: Loaded) -> list[Diagnostic]
     return out
 
 
+Add = Callable[..., None]
+
+
 def cross_checks(design: Design, loaded: Loaded) -> list[Diagnostic]:
     """Rules between fields that a JSON Schema cannot say clearly."""
     out: list[Diagnostic] = []
@@ -98,6 +102,13 @@ def cross_checks(design: Design, loaded: Loaded) -> list[Diagnostic]:
         line, col = loaded.where(path, key=key)
         out.append(Diagnostic("SCH004", message, loaded.file, line, col, path, hint))
 
+    _kind_sections(design, add)
+    _inference_fields(design, add)
+    _fabric_units(design, add)
+    return out
+
+
+def _kind_sections(design: Design, add: Add) -> None:
     if design.kind == "TrainingCluster":
         if design.training is None:
             add(("kind",), "kind TrainingCluster needs a `training:` section", "add `training:` with the model, "
@@ -112,22 +123,28 @@ def cross_checks(design: Design, loaded: Loaded) -> list[Diagnostic]:
         if design.training is not None:
             add(("training",), "an InferenceFleet has no `training:` section",
                 "remove it, or use kind: TrainingCluster", key=True)
+
+
+def _inference_fields(design: Design, add: Add) -> None:
     inf = design.inference
-    if inf is not None:
-        if inf.replicas is None and inf.autoscaling is None and inf.disaggregation is None:
-            add(("inference",), "the fleet size is not given", "set `replicas:` or `autoscaling: {min, max}`")
-        if inf.replicas is not None and inf.autoscaling is not None:
-            add(("inference", "autoscaling"), "`replicas` and `autoscaling` are both set", "keep one", key=True)
-        if inf.autoscaling and inf.autoscaling.min > inf.autoscaling.max:
-            add(("inference", "autoscaling", "min"), f"autoscaling min {inf.autoscaling.min} is above max "
-                f"{inf.autoscaling.max}", "swap them")
-        if inf.prompt_tokens + inf.output_tokens > inf.max_context_tokens:
-            add(("inference", "max_context_tokens"), f"prompt_tokens + output_tokens = "
-                f"{inf.prompt_tokens + inf.output_tokens} exceeds max_context_tokens {inf.max_context_tokens}",
-                "raise max_context_tokens or shorten the requests")
-    tiers = design.fabrics
+    if inf is None:
+        return
+    if inf.replicas is None and inf.autoscaling is None and inf.disaggregation is None:
+        add(("inference",), "the fleet size is not given", "set `replicas:` or `autoscaling: {min, max}`")
+    if inf.replicas is not None and inf.autoscaling is not None:
+        add(("inference", "autoscaling"), "`replicas` and `autoscaling` are both set", "keep one", key=True)
+    if inf.autoscaling and inf.autoscaling.min > inf.autoscaling.max:
+        add(("inference", "autoscaling", "min"), f"autoscaling min {inf.autoscaling.min} is above max "
+            f"{inf.autoscaling.max}", "swap them")
+    if inf.prompt_tokens + inf.output_tokens > inf.max_context_tokens:
+        add(("inference", "max_context_tokens"), f"prompt_tokens + output_tokens = "
+            f"{inf.prompt_tokens + inf.output_tokens} exceeds max_context_tokens {inf.max_context_tokens}",
+            "raise max_context_tokens or shorten the requests")
+
+
+def _fabric_units(design: Design, add: Add) -> None:
     for name in ("compute", "storage", "inband", "oob"):
-        fab = getattr(tiers, name)
+        fab = getattr(design.fabrics, name)
         if fab is None:
             continue
         if fab.tiers.core is not None and fab.tiers.spine is None:
@@ -140,5 +157,3 @@ def cross_checks(design: Design, loaded: Loaded) -> list[Diagnostic]:
         if fab.pod is not None and fab.tiers.core is None:
             add(("fabrics", name, "pod"), "pods (zones) meet at a core tier, which this fabric does not have",
                 "add `core:` under tiers, or remove `pod`", key=True)
-    return out
-

@@ -9,73 +9,26 @@ never from a constant written here.
 from __future__ import annotations
 
 from datetime import date
-from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from validator.read.enums import Cooling, Kind, Precision, Recompute, Technology, TopologyKind
+from validator.read.fields import CatalogId, Count, Model, NonNegCount, Positive
+from validator.read.inference import Inference
 
 API_VERSION = "clusterplan/v1"
-
-Count = Annotated[int, Field(ge=1, le=10_000_000)]
-NonNegCount = Annotated[int, Field(ge=0, le=10_000_000)]
-Positive = Annotated[float, Field(gt=0, le=1e9)]
-Fraction = Annotated[float, Field(gt=0, le=1)]
-CatalogId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
-
-
-class Kind(StrEnum):
-    training = "TrainingCluster"
-    inference = "InferenceFleet"
-
-
-class Cooling(StrEnum):
-    air = "air"
-    rear_door = "rear-door"
-    liquid = "liquid"
-
-
-class Technology(StrEnum):
-    infiniband = "infiniband"
-    roce = "roce"
-    ethernet = "ethernet"
-
-
-class TopologyKind(StrEnum):
-    rail_optimized = "rail-optimized"
-    fat_tree = "fat-tree"
-    rail_only = "rail-only"
-
-
-class Precision(StrEnum):
-    fp32 = "fp32"
-    bf16 = "bf16"
-    fp16 = "fp16"
-    fp8 = "fp8"
-    fp4 = "fp4"
-    int8 = "int8"
-    int4 = "int4"
-
-
-class Recompute(StrEnum):
-    none = "none"
-    selective = "selective"
-    full = "full"
-
 
 # ---------------------------------------------------------------- metadata and site
 
 
-class Metadata(_Model):
+class Metadata(Model):
     name: str = Field(min_length=1, max_length=200, description="Short name of the cluster, unique in the repo.")
     description: str | None = Field(None, max_length=2000, description="What the cluster is for.")
     owner: str | None = Field(None, max_length=200, description="Team or person who owns this design.")
 
 
-class Layout(_Model):
+class Layout(Model):
     racks_per_row: Count | None = Field(None, description="Racks in one row; racks fill rows in floor order "
                                         "(default from validator/data/layout.yaml).")
     rows_per_hall: Count | None = Field(None, description="Rows in one data hall; rows fill halls in order "
@@ -88,7 +41,7 @@ class Layout(_Model):
         None, description="Service loop added at each end of a run, in metres.")
 
 
-class Rack(_Model):
+class Rack(Model):
     model: CatalogId = Field("rack-48u", description="Rack catalog id (rack units come from the catalog).")
     power_budget_kw: Positive = Field(description="Power the facility can deliver to one rack, in kW.")
     cooling: Cooling = Field(description="How heat leaves the rack: air, rear-door heat exchanger, or "
@@ -100,7 +53,7 @@ class Rack(_Model):
     pdu: CatalogId | None = Field(None, description="Rack PDU catalog id; PDUs per rack follow from the budget.")
 
 
-class Site(_Model):
+class Site(Model):
     name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
                              description="Site (data centre) name used in the cable run list and rack "
                              "elevations (default: the design's name).")
@@ -115,7 +68,7 @@ class Site(_Model):
 # ---------------------------------------------------------------- compute
 
 
-class Compute(_Model):
+class Compute(Model):
     server: CatalogId = Field(description="Server catalog id, e.g. dgx-h100, gb200-nvl72-tray.")
     count: Count = Field(description="Number of GPU servers (for NVL72: compute trays).")
     servers_per_rack: Count = Field(description="GPU servers in one rack.")
@@ -132,7 +85,7 @@ class Compute(_Model):
 Ratio = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$", max_length=20)]
 
 
-class Tier(_Model):
+class Tier(Model):
     switch: CatalogId = Field(description="Switch catalog id for this tier.")
     count: Count | None = Field(None, description="Switches in this tier, per plane (default: sized for the "
                                 "fabric, spines and cores so that every switch pair carries the same number "
@@ -153,26 +106,26 @@ class Tier(_Model):
         "with a spine tier and out-of-band leaves in the rack, spines, cores and single-tier leaves central.")
 
 
-class Tiers(_Model):
+class Tiers(Model):
     leaf: Tier = Field(description="Leaf (rail / top-of-rack) switches that servers connect to.")
     spine: Tier | None = Field(None, description="Spine switches; omit for a single-switch-layer fabric.")
     core: Tier | None = Field(None, description="Core (super-spine) switches, when one spine layer cannot reach "
                               "every leaf. Added automatically when needed if `spine` is given.")
 
 
-class Ecn(_Model):
+class Ecn(Model):
     min_threshold_kb: Positive = Field(description="Queue depth (KB) where ECN marking starts.")
     max_threshold_kb: Positive = Field(description="Queue depth (KB) where every packet is marked.")
     probability_pct: Annotated[float, Field(ge=0, le=100)] = Field(description="Marking probability at max.")
 
 
-class PfcWatchdog(_Model):
+class PfcWatchdog(Model):
     enabled: bool = Field(description="Detect and break PFC storms (a stuck lossless queue).")
     detection_ms: Positive | None = Field(None, description="Time a queue may be paused before action.")
     restoration_ms: Positive | None = Field(None, description="Time before the queue is restored.")
 
 
-class SwitchLossless(_Model):
+class SwitchLossless(Model):
     pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(
         description="802.1p priorities with PFC enabled (the RDMA priority, usually 3).")
     dscp_to_tc: dict[str, Annotated[int, Field(ge=0, le=7)]] = Field(
@@ -185,7 +138,7 @@ class SwitchLossless(_Model):
     mtu: Annotated[int, Field(ge=1280, le=9216)] | None = Field(None, description="Port MTU in bytes.")
 
 
-class NicLossless(_Model):
+class NicLossless(Model):
     pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(description="Priorities with PFC on the NIC.")
     roce_dscp: Annotated[int, Field(ge=0, le=63)] = Field(description="DSCP the NIC marks RoCE traffic with.")
     roce_priority: Annotated[int, Field(ge=0, le=7)] = Field(description="802.1p priority of RoCE traffic.")
@@ -194,24 +147,24 @@ class NicLossless(_Model):
     ecn: bool = Field(True, description="DCQCN congestion control (react to ECN marks) enabled.")
 
 
-class Lossless(_Model):
+class Lossless(Model):
     switch: SwitchLossless = Field(description="Lossless settings on every switch of the fabric.")
     nic: NicLossless = Field(description="Lossless settings on every server NIC of the fabric.")
 
 
-class ScalableUnit(_Model):
+class ScalableUnit(Model):
     servers: Count | None = Field(None, description="Servers (NVL72: compute trays) per scalable unit.")
     racks: Count | None = Field(None, description="GPU racks per scalable unit (servers = racks x "
                                 "servers_per_rack), e.g. 8 NVL72 racks.")
 
 
-class Pod(_Model):
+class Pod(Model):
     servers: Count | None = Field(None, description="Servers per pod (zone): the leaves of a pod share a set of "
                                   "spines; pods meet at the core (aggregation) tier.")
     gpus: Count | None = Field(None, description="GPUs per pod (zone), e.g. 3072 for a Meta AI zone.")
 
 
-class ExtraEndpoint(_Model):
+class ExtraEndpoint(Model):
     name: str = Field(min_length=1, max_length=100, description="What it is, e.g. ufm.")
     count: Count = Field(1, description="How many such devices.")
     ports: Count = Field(description="Leaf ports each one uses.")
@@ -220,13 +173,13 @@ class ExtraEndpoint(_Model):
 MediaKind = Literal["auto", "dac", "acc", "aoc", "mmf", "smf", "smf-duplex"]
 
 
-class FabricMedia(_Model):
+class FabricMedia(Model):
     servers: MediaKind = Field("auto", description="Media from servers to leaves: auto picks copper in the rack, "
                                "else optics that reach.")
     switches: MediaKind = Field("auto", description="Media between switch tiers.")
 
 
-class Fabric(_Model):
+class Fabric(Model):
     type: Technology = Field(description="infiniband, roce (lossless Ethernet) or ethernet (plain).")
     speed_gbps: Positive = Field(description="Link speed from servers to leaves, in Gb/s.")
     topology: TopologyKind = Field(TopologyKind.fat_tree, description="rail-optimized (NIC i of every server to "
@@ -269,7 +222,7 @@ class Fabric(_Model):
         "default is NIC i to rail i.")
 
 
-class Fabrics(_Model):
+class Fabrics(Model):
     compute: Fabric | None = Field(None, description="The compute (backend, east-west) fabric between GPUs; an "
                                    "inference fleet whose replicas fit in one server may leave it out.")
     storage: Fabric | None = Field(None, description="The storage fabric.")
@@ -281,7 +234,7 @@ class Fabrics(_Model):
 # ---------------------------------------------------------------- storage
 
 
-class StorageNodes(_Model):
+class StorageNodes(Model):
     count: Count = Field(description="Storage servers or appliances.")
     ports: Count = Field(2, description="Storage-fabric ports per storage node.")
     rack_units: Count | None = Field(None, description="Rack units per node.")
@@ -289,7 +242,7 @@ class StorageNodes(_Model):
     price_usd: Annotated[float, Field(ge=0)] | None = Field(None, description="Price per node.")
 
 
-class Storage(_Model):
+class Storage(Model):
     type: Literal["parallel-fs", "nfs", "object", "none"] = Field(description="parallel-fs (Lustre, GPFS, "
                                                                    "WEKA...), nfs, object or none.")
     capacity_tb: Positive | None = Field(None, description="Usable capacity in TB.")
@@ -301,7 +254,7 @@ class Storage(_Model):
 # ---------------------------------------------------------------- workloads
 
 
-class Parallelism(_Model):
+class Parallelism(Model):
     tp: Count = Field(1, description="Tensor parallel degree.")
     pp: Count = Field(1, description="Pipeline parallel degree.")
     dp: Count = Field(1, description="Data parallel degree.")
@@ -311,11 +264,11 @@ class Parallelism(_Model):
     sequence_parallel: bool = Field(True, description="Megatron sequence parallelism with TP.")
 
 
-class Checkpoint(_Model):
+class Checkpoint(Model):
     write_target_s: Positive = Field(description="A full checkpoint must be written within this time, seconds.")
 
 
-class Training(_Model):
+class Training(Model):
     model: CatalogId = Field(description="Model catalog id, e.g. llama3-70b.")
     parallelism: Parallelism = Field(description="TP x PP x DP x CP (x EP inside DP) degrees.")
     sequence_length: Count = Field(description="Tokens per sequence.")
@@ -333,101 +286,10 @@ class Training(_Model):
     checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target.")
 
 
-class Replica(_Model):
-    gpus: Count = Field(description="GPUs per model replica (one serving engine instance).")
-    tp: Count = Field(1, description="Tensor parallel degree of attention (and of dense layers) within a replica.")
-    pp: Count = Field(1, description="Pipeline parallel degree within a replica.")
-    ep: Count = Field(1, description="Expert parallel degree (MoE): GPUs the routed experts are spread over; "
-                      "the rest of each expert's sharding is tensor parallel (tp x dp_attention = ep x moe_tp).")
-    dp_attention: Count | None = Field(
-        None, description="Attention data-parallel ranks (DP attention, TensorRT-LLM 'DEP'): each rank runs "
-        "attention for its own requests and holds their KV cache; experts stay sharded over the replica. "
-        "Default: gpus / (tp x pp).")
-
-
-class Autoscaling(_Model):
-    min: Count = Field(description="Fewest replicas.")
-    max: Count = Field(description="Most replicas.")
-
-
-class Targets(_Model):
-    concurrent_requests: Count | None = Field(None, description="Requests in flight the fleet must hold.")
-    qps: Positive | None = Field(None, description="Requests per second the fleet must serve (Poisson arrivals).")
-    output_tokens_per_s: Positive | None = Field(
-        None, description="Load as output tokens per second of the fleet (converted to requests per second by "
-        "output_tokens); the larger of this and `qps` is the target.")
-    ttft_ms: Positive | None = Field(None, description="Time to first token target at the target load, p99, ms.")
-    tpot_ms: Positive | None = Field(None, description="Time per output token target at the target load, p99, ms.")
-    ttft_p50_ms: Positive | None = Field(None, description="Median time to first token target at the target load, "
-                                         "ms.")
-    tpot_p50_ms: Positive | None = Field(None, description="Median time per output token target at the target "
-                                         "load, ms.")
-    headroom_pct: Annotated[float, Field(ge=0, le=1000)] = Field(
-        0, description="Extra load the fleet must absorb beyond the target, percent (replicas needed are sized "
-        "for target x (1 + headroom)).")
-
-
-class Speculative(_Model):
-    tokens: Annotated[int, Field(ge=1, le=16)] = Field(description="Draft tokens proposed per decode step (MTP, "
-                                                        "EAGLE or a draft model).")
-    acceptance: Annotated[float, Field(gt=0, lt=1)] = Field(
-        description="Probability that each draft token is accepted (i.i.d.; DeepSeek-V3 reports 0.85-0.9 for "
-        "its second token).")
-
-
-class Engine(_Model):
-    name: Literal["vllm", "sglang", "trtllm"] = Field(
-        "vllm", description="Serving engine whose scheduler defaults apply (validator/data/serving.yaml).")
-    max_num_seqs: Count | None = Field(
-        None, description="Most sequences one attention rank batches at once (vLLM max_num_seqs, SGLang "
-        "max_running_requests, TensorRT-LLM max_batch_size); the KV pool may cap it lower.")
-    max_batched_tokens: Count | None = Field(
-        None, description="Token budget of one scheduler step per attention rank, decode plus prefill tokens "
-        "(vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens, SGLang chunked_prefill_size).")
-    chunked_prefill: bool | None = Field(
-        None, description="Mix prefill chunks into decode steps (vLLM V1, TensorRT-LLM chunked context, SGLang "
-        "mixed chunk); off: prefill and decode steps alternate. Default per engine.")
-    prefix_cache_hit_rate: Annotated[float, Field(ge=0, lt=1)] = Field(
-        0, description="Share of prompt tokens served from the prefix cache (not recomputed).")
-    speculative: Speculative | None = Field(None, description="Speculative decoding (optional).")
-
-
-class Pool(_Model):
-    replicas: Count = Field(description="Replicas in this pool.")
-    replica: Replica = Field(description="Shape of one replica of this pool.")
-
-
-class Disaggregation(_Model):
-    prefill: Pool = Field(description="The prefill pool.")
-    decode: Pool = Field(description="The decode pool.")
-    kv_transfer: Literal["rdma", "tcp", "nvlink"] = Field("rdma", description="How the KV cache moves from "
-                                                           "prefill to decode.")
-    kv_transfer_fabric: Literal["compute", "inband"] = Field("compute", description="Fabric the KV cache "
-                                                              "crosses.")
-
-
-class Inference(_Model):
-    model: CatalogId = Field(description="Model catalog id.")
-    replica: Replica = Field(description="Shape of one replica (ignored for pools when disaggregated).")
-    replicas: Count | None = Field(None, description="Fixed replica count.")
-    autoscaling: Autoscaling | None = Field(None, description="Replica range when autoscaled.")
-    weight_precision: Precision = Field(Precision.bf16, description="Weight precision.")
-    kv_precision: Precision = Field(Precision.bf16, description="KV-cache precision.")
-    prompt_tokens: Count = Field(description="Typical prompt (input) length, tokens.")
-    output_tokens: Count = Field(description="Typical output length, tokens.")
-    max_context_tokens: Count = Field(description="Maximum context (prompt + output) a request may use; "
-                                      "KV capacity is sized at this length, as serving engines do.")
-    gpu_memory_utilization: Fraction | None = Field(None, description="Share of HBM the engine may use "
-                                                    "(default from data/defaults.yaml).")
-    targets: Targets = Field(default_factory=Targets, description="Service targets: load and latency SLOs.")
-    engine: Engine = Field(default_factory=Engine, description="Serving-engine scheduler settings.")
-    disaggregation: Disaggregation | None = Field(None, description="Prefill/decode disaggregation.")
-
-
 # ---------------------------------------------------------------- costs and waivers
 
 
-class Costs(_Model):
+class Costs(Model):
     prices_usd: dict[str, Annotated[float, Field(ge=0)]] = Field(
         default_factory=dict, description="Unit price overrides by catalog id, USD.")
     spares_pct: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
@@ -442,7 +304,7 @@ class Costs(_Model):
         "the busy hours (default 1.0).")
 
 
-class Waiver(_Model):
+class Waiver(Model):
     rule: str = Field(pattern=r"^[A-Z]{3}[0-9]{3}$", description="Rule ID, e.g. NET002.")
     path: str | None = Field(None, max_length=500, description="Key path the waiver is limited to.")
     reason: str = Field(max_length=2000, description="Why the finding is accepted (mandatory).")
@@ -450,7 +312,7 @@ class Waiver(_Model):
     expires: date | None = Field(None, description="Date after which the waiver stops applying (YYYY-MM-DD).")
 
 
-class Design(_Model):
+class Design(Model):
     """A clusterplan design: one cluster and its workload."""
 
     api_version: Literal["clusterplan/v1"] = Field(alias="apiVersion", description="Format version.")

@@ -11,8 +11,9 @@ from typing import Any
 
 from validator.base.errors import DesignError, Diagnostic, Path, format_path
 from validator.base.resources import load_data
+from validator.read.inference import Inference
 from validator.read.loader import Loaded
-from validator.read.model import Design, Fabric, Inference, Training
+from validator.read.model import Design, Fabric, Training
 from validator.resolve.catalog import Catalog
 from validator.resolve.catalog.entries import Facility, Gpu, LlmModel, Nic, Server, Switch
 from validator.resolve.prices import Costing

@@ -17,7 +17,8 @@ def backend_fabric(ctx: Context) -> Iterator[Hit]:
     replica split across devices, disaggregation and expert parallelism put state on the network).
     Fix: add `fabrics.compute`, or shape the replicas to fit inside one server.
     Example:
-        fabrics: {oob: ...}   # a training cluster with no compute fabric
+        fabrics: {compute: null}   # no compute fabric, yet
+        inference: {replica: {gpus: 16, tp: 8, pp: 2}}   # each replica spans two 8-GPU servers
     """
     if ctx.design.fabrics.compute is not None:
         return

@@ -21,7 +21,7 @@ def cage_fit(ctx: Context) -> Iterator[Hit]:
     Fix: add a module of the cage's form factor (and top) at that speed to a design catalog file, or pick a
     switch SKU with the other cage (e.g. an OSFP rather than a QSFP-DD variant).
     Example:
-        tiers: {leaf: {switch: arista-7060x6-64de}}   # QSFP-DD cages, and only OSFP 800G modules in the catalog
+        fabrics: {compute: {tiers: {leaf: {switch: arista-7060x6-64de}}}}   # QSFP-DD cages, no QSFP-DD 400G module
     """
     from validator.derive.links import device_namer
 

@@ -15,7 +15,8 @@ def connected_fabric(ctx: Context) -> Iterator[Hit]:
     Source: a Clos fabric joins its leaves through the tier above (RFC 7938 section 3).
     Fix: add a spine tier, or a leaf with enough ports for every endpoint.
     Example:
-        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800}}}}   # 3 leaves, no spine
+        compute: {server: dgx-h200, count: 32}   # 256 links: 2 leaves of 128 ports
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800}, spine: null}}}   # and no spine
     """
     for name, fab in ctx.topology.fabrics.items():
         if len(fab.tiers) > 1 or not fab.buildable:

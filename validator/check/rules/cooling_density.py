@@ -19,7 +19,8 @@ def cooling_density(ctx: Context) -> Iterator[Hit]:
     DLC + CDU above ~100 kW).
     Fix: change `site.rack.cooling`, add a rear door or CDU with enough capacity, or spread the servers.
     Example:
-        site: {rack: {power_budget_kw: 60, cooling: air}}   # 5 x DGX H100 = 51 kW: beyond air cooling
+        site: {rack: {power_budget_kw: 60, cooling: air}}
+        compute: {servers_per_rack: 5}   # 5 x DGX H100 = 51 kW: beyond air cooling
     """
     rack = ctx.design.site.rack
     kw = rack_kw(ctx)

@@ -15,7 +15,7 @@ def declared_values(ctx: Context) -> Iterator[Hit]:
     Source: clusterplan design policy (a cabling plan must be the fabric the design says).
     Fix: change the declared value as the message says, or remove it so clusterplan sizes the tier.
     Example:
-        tiers: {leaf: {switch: qm9700, downlinks: 32, uplinks: 16, oversubscription: "1:1"}}
+        fabrics: {compute: {tiers: {leaf: {downlinks: 32, uplinks: 16, oversubscription: "1:1"}}}}   # 2:1 is not 1:1
     """
     for problem in ctx.problems("NET007"):
         yield Hit(f"{problem.path[1]}: {problem.message}", problem.path)

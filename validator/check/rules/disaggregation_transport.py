@@ -19,7 +19,7 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     DistServe, Mooncake; shared/docs/serving-model.md 5 (per-request transfer over the NICs of one rank).
     Fix: use `kv_transfer: rdma` on the compute fabric, faster NICs, or an FP8 KV cache.
     Example:
-        inference: {disaggregation: {kv_transfer: tcp, ...}}
+        inference: {disaggregation: {kv_transfer: tcp}}
     """
     inf = ctx.inference
     d = inf.disaggregation

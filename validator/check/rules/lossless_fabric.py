@@ -21,7 +21,7 @@ def lossless_fabric(ctx: Context) -> Iterator[Hit]:
     Fix: add `fabrics.compute.lossless` with PFC on the RoCE priority, ECN thresholds, pfc_watchdog
     enabled, and NIC settings that match the switch; or set `congestion_control:` to a lossy-safe scheme.
     Example:
-        lossless: {switch: {pfc_watchdog: {enabled: false}, ...}, nic: ...}
+        fabrics: {compute: {lossless: {switch: {pfc_watchdog: {enabled: false}}}}}   # PFC storms go unchecked
     """
     fab = ctx.design.fabrics.compute
     if fab is None or fab.type == "infiniband":

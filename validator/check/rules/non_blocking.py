@@ -20,7 +20,7 @@ def non_blocking(ctx: Context) -> Iterator[Hit]:
     Fix: give the tier more uplinks (or fewer downlinks), remove the explicit port counts so
     clusterplan sizes the tier, or waive the finding for a deliberate taper (say why).
     Example:
-        tiers: {leaf: {switch: sonic-th5-64x800, downlinks: 96, uplinks: 32}}   # 3:1
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800, downlinks: 96, uplinks: 32}}}}   # 3:1
     """
     fab = ctx.topology.fabrics.get("compute")
     if fab is None:

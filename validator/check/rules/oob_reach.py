@@ -15,7 +15,7 @@ def oob_reach(ctx: Context) -> Iterator[Hit]:
     RA (SN2201 OOB switches).
     Fix: add `fabrics.oob` with 1G leaves; clusterplan puts one in each rack for what stands there.
     Example:
-        fabrics: {compute: ...}   # no `oob:` fabric
+        fabrics: {oob: null}   # no out-of-band network
     """
     if ctx.design.fabrics.oob is None:
         yield Hit("no out-of-band management network (fabrics.oob)", ("fabrics",))

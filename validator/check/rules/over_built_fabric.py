@@ -19,8 +19,7 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     RDMA, DeepEP; KV transfer over RDMA in P/D disaggregation).
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
     Example:
-        kind: InferenceFleet
-        fabrics: {compute: {type: infiniband, ...}}
+        fabrics: {compute: {type: infiniband, tiers: {leaf: {switch: qm9700}}}}   # for an inference fleet
     """
     fab = ctx.design.fabrics.compute
     d = ctx.inference.disaggregation

@@ -14,7 +14,7 @@ def spine_resilience(ctx: Context) -> Iterator[Hit]:
     Source: DGX SuperPOD RA-11333-001 Table 4 (4 spines at 1 SU, 16 at 4 SU).
     Fix: spread the leaf uplinks over at least 4 spines.
     Example:
-        tiers: {spine: {switch: sonic-th5-64x800, count: 2}}
+        fabrics: {compute: {tiers: {spine: {switch: sonic-th5-64x800, count: 2}}}}
     """
     fab = ctx.topology.fabrics.get("compute")
     spine = fab.tier("spine") if fab else None

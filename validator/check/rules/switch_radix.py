@@ -16,7 +16,8 @@ def switch_radix(ctx: Context) -> Iterator[Hit]:
     Source: switch hardware manuals in the catalog (port groups, cages and breakouts).
     Fix: add switches to the tier (or remove its explicit count so clusterplan sizes it).
     Example:
-        tiers: {leaf: {switch: sonic-th5-64x800, count: 1}}   # 256 server links on a 128-port leaf
+        compute: {server: dgx-h200, count: 32}
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800, count: 1}}}}   # 256 server links, 128 ports
     """
     for problem in ctx.problems("NET001"):
         yield Hit(f"{problem.path[1]}: {problem.message}", problem.path)

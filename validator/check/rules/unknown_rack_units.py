@@ -17,7 +17,7 @@ def unknown_rack_units(ctx: Context) -> Iterator[Hit]:
     Fix: set `rack_units` for the switch in a design catalog file (e.g. a modular chassis's height from
     its datasheet).
     Example:
-        tiers: {spine: {switch: arista-7816r4-36pe}}   # a modular chassis with no published height in the catalog
+        fabrics: {compute: {tiers: {spine: {switch: arista-7816r4-36pe}}}}   # a modular chassis, height unpublished
     """
     for name, fab in ctx.topology.fabrics.items():
         for tier in fab.tiers:

@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from validator.base.resources import load_data
-from validator.read.model import Engine
+from validator.read.inference import Engine
 from validator.resolve.catalog.entries import Gpu
 
 

@@ -17,7 +17,7 @@ from validator.derive.estimate.operating import Workload, decode_rate, max_load,
 from validator.derive.estimate.queueing import Latency, aggregated, decode_pool, prefill_pool
 from validator.derive.estimate.step import ServingSetup
 from validator.expand.topology import Topology
-from validator.read.model import Replica
+from validator.read.inference import Replica
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from validator.derive.estimate.memory import block_size, precision_bytes
-from validator.read.model import Inference, Replica
+from validator.read.inference import Inference, Replica
 from validator.resolve.catalog.entries import LlmModel
 
 GB = 1e9

@@ -1,0 +1,93 @@
+"""The rule cases of tests/rules/ (how to write one: tests/rules/README.md) and the merge patch that a
+rule's docstring `Example:` is.
+
+A case is a small complete design in `tests/rules/<RULE_ID>/<kind>.yaml`, kind one of pass, fail and
+boundary. Its first lines are comments; among them one `# expect:` line per finding the design must
+produce, `# expect: <RULE_ID> <severity> <line>` (add ` waived` for a finding a waiver accepts), or
+the single line `# expect: none`. Cases run on RUN_DATE, so a waiver's expiry date means the same on
+every day the suite runs.
+
+A rule's `Example:` block is a JSON merge patch (RFC 7386) written in YAML: applied to the rule's
+pass case, mappings merge key by key, `null` removes a key and any other value replaces what was
+there; the patched design must trigger the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+CASES_DIR = Path(__file__).resolve().parent / "rules"
+KINDS = ("pass", "fail", "boundary")
+RUN_DATE = date(2026, 12, 2)
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<body>.*?)\s*$")
+_FINDING = re.compile(r"(?P<rule>[A-Z]{3}[0-9]{3}) (?P<severity>error|warning|info) (?P<line>[1-9][0-9]*)"
+                      r"(?P<waived> waived)?")
+
+
+@dataclass(frozen=True, order=True)
+class Expected:
+    """One finding a case must produce (or, from an analysis, one it did produce)."""
+
+    rule: str
+    severity: str
+    line: int
+    waived: bool = False
+
+    def header(self) -> str:
+        return f"# expect: {self.rule} {self.severity} {self.line}" + (" waived" if self.waived else "")
+
+
+class HeaderError(ValueError):
+    """A case file whose header does not say what it expects."""
+
+
+def expected_findings(path: Path) -> list[Expected]:
+    """The findings the header of a case file promises, sorted; [] for `# expect: none`."""
+    bodies: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        match = _EXPECT.fullmatch(line)
+        if match:
+            bodies.append(match["body"])
+    if not bodies:
+        raise HeaderError(f"{path}: no `# expect:` line in the comments at the top")
+    if "none" in bodies:
+        if bodies != ["none"]:
+            raise HeaderError(f"{path}: `# expect: none` must be the only expect line")
+        return []
+    out = []
+    for body in bodies:
+        finding = _FINDING.fullmatch(body)
+        if finding is None:
+            raise HeaderError(f"{path}: `# expect: {body}` is not `<RULE_ID> <error|warning|info> <line> [waived]`")
+        out.append(Expected(finding["rule"], finding["severity"], int(finding["line"]), bool(finding["waived"])))
+    return sorted(out)
+
+
+def case_files() -> list[Path]:
+    """Every case file of every rule folder (whatever the folder is called: a new rule's folder is
+    picked up without a change here)."""
+    return sorted(p for folder in CASES_DIR.iterdir() if folder.is_dir() for p in folder.glob("*.yaml"))
+
+
+def case_path(rule_id: str, kind: str) -> Path:
+    return CASES_DIR / rule_id / f"{kind}.yaml"
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: a mapping patches a mapping key by key (null removes the key);
+    anything else replaces the target."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
