@@ -13,10 +13,6 @@ from validator.derive.cabling import CABLING_COLUMNS, Plan
 from validator.emit.progress import progress
 
 
-def _money(x: float | None) -> str:
-    return "unpriced" if x is None else f"${x:,.0f}"
-
-
 def bom_json(bom: Bom) -> str:
     return json.dumps(bom.as_dict(), indent=2, sort_keys=True) + "\n"
 
@@ -31,28 +27,10 @@ def bom_csv(bom: Bom) -> str:
 
 
 def bom_text(bom: Bom, markdown: bool = False) -> str:
-    rows = [(i.category, i.part, str(i.qty), i.fabric, i.installed_in,
-             "incl. in " + i.included_in if i.included_in else _money(i.unit_price),
-             "" if i.included_in else _money(i.extended_price)) for i in bom.items]
-    head = ("category", "part", "qty", "fabric", "installed in", "unit price", "extended")
-    t, p = bom.totals, bom.power
-    summary = [
-        f"capex {_money(t['capex_usd'])} over {t['priced_lines']} priced lines; {t['unpriced_lines']} lines "
-        f"unpriced ({', '.join(t['unpriced_parts']) or 'none'})",
-        f"IT power {p['it_kw']:,.1f} kW (servers {p['servers_kw']:,.1f}, switches {p['switches_kw']:,.1f}, optics "
-        f"{p['optics_kw']:,.1f}); facility {p['facility_kw']:,.1f} kW at PUE {p['pue']:g}; "
-        f"{p['energy_mwh_per_year']:,.0f} MWh and ${p['energy_cost_per_year_usd']:,.0f} per year",
-        f"{p['gpu_racks']} GPU racks at {p['gpu_rack_kw']:,.1f} kW, {p['network_racks']} network racks",
-    ]
-    if markdown:
-        lines = [f"# Bill of materials: {bom.name}", "", "| " + " | ".join(head) + " |",
-                 "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines + [""] + [f"- {s}" for s in summary]) + "\n"
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    fmt = "  ".join(f"{{:{'>' if i in (2, 5, 6) else '<'}{w}}}" for i, w in enumerate(widths))
-    lines = [f"{bom.name}  {bom.file}", fmt.format(*head), *(fmt.format(*r) for r in rows), ""]
-    return "\n".join(lines + summary) + "\n"
+    """The BOM as aligned text or Markdown, from templates/bom/ (validator/emit/render/bom.py)."""
+    from validator.emit.render.bom import render_bom
+
+    return render_bom("md" if markdown else "text", bom)
 
 
 def cabling_csv_rows(plan: Plan) -> Iterable[str]:

@@ -68,9 +68,10 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
     }
 
 
-def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None) -> bytes:
-    """The whole workbook of an analysed design (the xlsx format of `bom` and `cabling`): the findings
-    are the analysis's, with the run's severities and waivers, as `validate` reports them."""
+def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None, kind: str = "bom") -> bytes:
+    """The workbook of an analysed design: `bom` (BOM, power, findings) or `cabling` (the cabling
+    plan); the findings are the analysis's, with the run's severities and waivers, as `validate`
+    reports them."""
     from validator.emit.xlsx import workbook_bytes
 
     derived, topology = analysis.derived, analysis.topology
@@ -78,4 +79,4 @@ def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None)
     stamp = design_timestamp(path, timestamp)
     bom, findings = derived.bom, analysis.findings
     return workbook_bytes(bom, derived.cabling, findings, summary(topology, bom, derived.estimate, findings, path,
-                                                                   stamp), stamp)
+                                                                   stamp), stamp, kind)

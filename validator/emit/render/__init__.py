@@ -50,9 +50,12 @@ class _Templates:
         self.builtin = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), **options)
         self.user = SandboxedEnvironment(loader=FileSystemLoader(str(user_dir)), **options) if user_dir else None
         self.user_dir = user_dir
+        from validator.emit.render.bom import FILTERS
+
         for env in (self.builtin, self.user):
             if env is not None:
                 env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+                env.filters.update(FILTERS)
         self._cache: dict[str, Any] = {}
 
     def _template(self, name: str) -> Any:
