@@ -12,16 +12,17 @@ from validator import __version__
 from validator.base.findings import READ_CODES, SEVERITY_RANK, Finding
 from validator.check.registry import RULES
 from validator.check.result import Analysis
+from validator.emit.rule_help import READ_FIXES, RULES_DOC, help_uri
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-INFO_URI = "https://github.com/clusterplan/clusterplan/blob/main/docs/rules.md"
+INFO_URI = RULES_DOC
 
 
 def _rule_table() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for rid, (slug, title) in sorted(READ_CODES.items()):
-        rows.append({"id": rid, "name": slug, "title": title, "rationale": title, "fix": "See the message.",
+        rows.append({"id": rid, "name": slug, "title": title, "rationale": title, "fix": READ_FIXES[rid],
                      "severity": "error"})
     for r in RULES:
         d = r.doc
@@ -56,7 +57,7 @@ def sarif(analyses: Sequence[Analysis], root: Path | None = None) -> dict[str, A
         "fullDescription": {"text": row["rationale"]},
         "help": {"text": f"{row['rationale']}\nFix: {row['fix']}",
                  "markdown": f"{row['rationale']}\n\n**Fix:** {row['fix']}"},
-        "helpUri": f"{INFO_URI}#{row['id'].lower()}",
+        "helpUri": help_uri(row["id"]),
         "defaultConfiguration": {"level": _SARIF_LEVEL[row["severity"]]},
         "properties": {"tags": ["clusterplan", row["id"][:3].lower()]},
     } for row in table]

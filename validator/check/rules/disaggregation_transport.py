@@ -13,8 +13,9 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     """Prefill/decode disaggregation ships each prompt's KV cache over RDMA on a fabric that exists, and
     the transfer fits in a share of the TTFT budget.
 
-    Source: shared/docs/domain.md section 4 (ship the KV cache over a fast link: RDMA, NVLink);
-    DistServe, Mooncake; shared/docs/estimator-notes.md 2.8.
+    Source: DistServe (Zhong et al., OSDI 2024) and Mooncake (Qin et al., FAST 2025): the KV cache of
+    each request moves from prefill to decode over RDMA or NVLink; its size from the model's layers,
+    KV heads and head size (vLLM AttentionSpec.page_size_bytes).
     Fix: use `kv_transfer: rdma` on the compute fabric, or faster NICs.
     Example:
         inference: {disaggregation: {kv_transfer: tcp, ...}}

@@ -13,8 +13,10 @@ def expert_parallel_domain(ctx: Context) -> Iterator[Hit]:
     """Expert parallelism across more GPUs than the NVLink domain sends its all-to-all over the scale-out
     fabric, which is far slower.
 
-    Source: shared/docs/domain.md sections 1 and 4 (EP across an NVL72-class NVLink domain).
-    Fix: keep EP within the NVLink domain.
+    Source: NVIDIA GB200 NVL72 (72 GPUs in one NVLink domain, 1.8 TB/s per GPU vs 400-800 Gb/s per
+    GPU on the scale-out fabric); DeepSeek-V3 technical report (arXiv 2412.19437): expert all-to-all
+    kept within a node's NVLink where possible.
+    Fix: lower `ep` so the replica fits one NVLink domain, or use servers with a larger domain (NVL72).
     Example:
         inference: {model: deepseek-v3, replica: {gpus: 144, ep: 144}}   # two NVL72 racks
     """

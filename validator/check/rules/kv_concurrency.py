@@ -14,8 +14,8 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     """Per replica, (HBM x utilization - weights - reserve) / KV bytes of one request at the maximum
     context is the most requests it can hold; the fleet must cover the target concurrency.
 
-    Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size));
-    shared/docs/estimator-notes.md 2.7.
+    Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size); the startup log's
+    "Maximum concurrency for N tokens per request"); Kwon et al., "PagedAttention" (SOSP 2023).
     Fix: add replicas, use FP8 KV cache, shorten max_context_tokens, or use GPUs with more HBM.
     Example:
         inference: {max_context_tokens: 4096, targets: {concurrent_requests: 100000}}

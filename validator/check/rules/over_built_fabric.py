@@ -12,8 +12,9 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     """Independent replicas do not all-reduce with each other: a lossless InfiniBand fabric for them is
     money that belongs in HBM. RoCE hardware and operations cost about 1/3 to 1/2 of InfiniBand.
 
-    Source: shared/docs/domain.md section 1 (cost note); exception: MoE replicas with EP across an
-    NVL72-class domain.
+    Source: Meta, "RDMA over Ethernet for Distributed AI Training at Meta Scale" (SIGCOMM 2024) and the
+    Llama 3 paper: RoCE and InfiniBand both carry training; independent inference replicas exchange
+    no collectives. Exception: MoE replicas with EP across an NVL72-class domain.
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
     Example:
         kind: InferenceFleet

@@ -15,7 +15,7 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     (HBM x gpu_memory_utilization per GPU, as serving engines allocate it).
 
     Source: vLLM memory profiling (weights + activations + non-torch memory within
-    gpu_memory_utilization); shared/docs/estimator-notes.md 2.7.
+    gpu_memory_utilization; the startup log prints each term).
     Fix: use more GPUs per replica (higher TP), a lower weight precision, or GPUs with more HBM.
     Example:
         inference: {model: llama3-405b, replica: {gpus: 1}}   # 811 GB of bf16 weights on one GPU
