@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ def _with_switch(switch: str, speed: int = 400) -> dict[str, Any]:
     return design
 
 
+@cache
 def _rendered(path: Path) -> dict[str, str]:
     return {i.path: i.text for i in render_configs(load_topology(path))}
 
