@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from validator.base.resources import load_data
@@ -35,6 +36,7 @@ ROUTED_FABRICS = ("compute", "storage", "inband")
 _Ends = tuple[int, str, str, str, int | None]   # port, this ip, peer ip, peer, peer asn
 
 
+@cache
 def _values(name: str) -> dict[str, Any]:
     return {k: v["value"] for k, v in load_data(name).items()}
 
@@ -44,14 +46,19 @@ def _dotted(n: int) -> str:
     return f"{n >> 24}.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
 
 
-def asn_for(fabric: str, role: str, index: int) -> int:
+@cache
+def _asn_base(fabric: str) -> tuple[int, int]:
     plan = _values("addressing.yaml")
-    base = int(plan["asn_base"][fabric])
+    return int(plan["asn_base"][fabric]), int(plan["leaf_asn_offset"])
+
+
+def asn_for(fabric: str, role: str, index: int) -> int:
+    base, leaf_offset = _asn_base(fabric)
     if role == "spine":
         return base + 1
     if role == "core":
         return base + 2
-    return base + int(plan["leaf_asn_offset"]) + index
+    return base + leaf_offset + index
 
 
 def fabric_qos(lossless: Any) -> Qos | None:
@@ -108,12 +115,13 @@ def tier_ports(tier: TierSize, modular: dict[str, Any]) -> dict[int, PortName]:
 def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
     p2p = ipaddress.ip_network(_values("addressing.yaml")["p2p_pool"][fabric])
     ends: dict[str, list[_Ends]] = defaultdict(list)
-    base = int(p2p.network_address)
+    base, size = int(p2p.network_address), p2p.num_addresses
+    switch_roles = ("leaf", "spine", "core")
     for k, link in enumerate(iter_links(topology, fabric)):
-        if k * 2 + 1 >= p2p.num_addresses:
+        if k * 2 + 1 >= size:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
         a_ip, z_ip = _dotted(base + 2 * k), _dotted(base + 2 * k + 1)
-        a_switch = link.a_role in ("leaf", "spine", "core")
+        a_switch = link.a_role in switch_roles
         ends[link.z_device].append((link.z_port, f"{z_ip}/31", a_ip, f"{link.a_device}:{link.a_port}",
                                     asn_for(fabric, link.a_role, link.a_index) if a_switch else None))
         if a_switch and isinstance(link.a_port, int):
