@@ -132,3 +132,27 @@ def test_the_job_fails_on_findings_and_on_a_broken_diff(tmp_path):
     final = _run_step("Fail on findings or tripped gates", {"VALIDATE": "0", "DIFF": "2", "TRIPPED": "",
                                                             "FAIL_ON": "error"}, tmp_path)
     assert final.returncode == 1 and "the diff against the base failed (exit 2)" in final.stdout
+
+
+@pytest.mark.parametrize(("existing", "method"), [("", "POST"), ("4242", "PATCH")])
+def test_one_pull_request_comment_updated_in_place(tmp_path, existing, method):
+    """The comment step finds its own comment by a marker: it edits that one, or posts the first."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gh").write_text(f'#!/usr/bin/env bash\necho "$@" >> "{tmp_path}/calls"\n'
+                             f'case "$*" in *--paginate*) echo "{existing}";; esac\n')
+    (fake / "gh").chmod(0o755)
+    (tmp_path / "clusterplan-diff.md").write_text("## clusterplan: design changes\n| capex | +12% |\n")
+    env = {"GH_TOKEN": "t", "REPO": "o/r", "PR": "7", "ERRORS": "0", "WARNINGS": "2",
+           "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    step = next(s for s in _steps(ACTION) if s["name"] == "Comment on the pull request")
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env={**os.environ, **env},
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == 2 and "--paginate repos/o/r/issues/7/comments" in calls[0]
+    target = "repos/o/r/issues/comments/4242" if existing else "repos/o/r/issues/7/comments"
+    assert calls[1].startswith(f"api --method {method} {target} -F body=@clusterplan-comment.md")
+    body = (tmp_path / "clusterplan-comment.md").read_text()
+    assert body.startswith("<!-- clusterplan-pr-comment -->\n### clusterplan: 0 error(s), 2 warning(s)")
+    assert "| capex | +12% |" in body
