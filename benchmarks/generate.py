@@ -18,7 +18,7 @@ fabrics:
   compute:
     type: roce
     speed_gbps: 400
-    topology: rail-optimized
+    topology: rail-optimized{pod}
     tiers:
       leaf: {{switch: sn5600}}
       spine: {{switch: sn5600}}
@@ -101,7 +101,10 @@ def write(out: Path) -> list[Path]:
         dp = servers // 8
         train = out / f"training-{gpus}.yaml"
         storage = max(8, servers // 16)
-        train.write_text(TRAINING.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 4, storage=storage))
+        # above one core layer's reach the compute fabric needs pods: 4,096 GPUs (512 DGX) per pod of
+        # 64-port-at-800G SN5600 leaves and spines keeps every pod within the spines' 64 downlinks
+        pod = "\n    pod: {gpus: 4096}" if gpus > 10240 else ""
+        train.write_text(TRAINING.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 4, storage=storage, pod=pod))
         infer = out / f"inference-{gpus}.yaml"
         infer.write_text(INFERENCE.format(gpus=gpus, servers=servers))
         paths += [train, infer]

@@ -100,7 +100,7 @@ def test_workbook_reads_back_with_formulas(tmp_path):
                      "--timestamp", "2026-12-01T00:00:00")
     assert code == 0
     wb = load_workbook(out)
-    assert wb.sheetnames == ["Summary", "BOM", "Cabling", "Power & Cooling", "Findings"]
+    assert wb.sheetnames == ["Summary", "BOM", "Power & Cooling", "Findings"]
     bom = wb["BOM"]
     assert [c.value for c in bom[1]][:4] == ["category", "part", "description", "qty"]
     assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:P")
@@ -110,7 +110,11 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     assert server[11].number_format == '"$"#,##0'
     total = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "total")
     assert total[12].value.startswith("=SUM(M")
-    cabling = wb["Cabling"]
+    cabling_book = tmp_path / "cabling.xlsx"
+    assert cli("cabling", "designs/superpod-h100-4su.yaml", "--format", "xlsx", "-o", str(cabling_book),
+               "--timestamp", "2026-12-01T00:00:00")[0] == 0
+    assert load_workbook(cabling_book).sheetnames == ["Summary", "Cabling"]
+    cabling = load_workbook(cabling_book)["Cabling"]
     derived = Derived(load_topology(DESIGNS / "superpod-h100-4su.yaml"))
     assert cabling.max_row == 1 + sum(s.links for s in derived.summaries.values())
     summary = {r[0].value: r[1].value for r in wb["Summary"].iter_rows(min_row=2)}

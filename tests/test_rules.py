@@ -113,7 +113,7 @@ def test_rules_and_explain_commands():
     code, out, _ = cli("rules")
     assert code == 0 and len(out.splitlines()) == len(RULES) + len(READ_CODES)
     code, out, _ = cli("explain", "TRN002")
-    assert code == 0 and "Source: shared/docs/domain.md" in out
+    assert code == 0 and "Source: NVIDIA DGX SuperPOD RA" in out
     code, _, err = cli("explain", "TRN02")
     assert code == 2 and "did you mean" in err
 

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 
 from tests.helpers import DESIGNS, ROOT
+from validator.emit.docs import SCHEMA_URL
 from validator.emit.schemas import generated_schemas
 from validator.read.loader import load_yaml
 
@@ -31,7 +32,10 @@ def test_every_field_has_a_description():
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_examples_match_schema_and_point_editors_at_it(path):
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# yaml-language-server: $schema=../schemas/clusterplan-design.schema.json")
+    # an absolute URL, so the modeline works from a design at any depth; it names this repository's file
+    first = text.splitlines()[0]
+    assert first == f"# yaml-language-server: $schema={SCHEMA_URL}"
+    assert SCHEMA_URL.endswith("/main/schemas/clusterplan-design.schema.json")
     schema = json.loads((ROOT / "schemas" / "clusterplan-design.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(load_yaml(text, path.name).data)
 

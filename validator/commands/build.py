@@ -18,6 +18,9 @@ class BomFmt(StrEnum):
     csv = "csv"
     json = "json"
     xlsx = "xlsx"
+    procurement = "procurement"
+    power = "power"
+    rfq = "rfq"
 
 
 class CablingFmt(StrEnum):
@@ -26,18 +29,24 @@ class CablingFmt(StrEnum):
     xlsx = "xlsx"
 
 
-def _workbook(design: Path, analysis: Any, timestamp: str | None) -> bytes:
+def _workbook(design: Path, analysis: Any, timestamp: str | None, kind: str) -> bytes:
     from validator.emit.workbook import build_workbook
 
     try:
-        return build_workbook(design, analysis, timestamp)
+        return build_workbook(design, analysis, timestamp, kind)
     except ValueError:
         fail(f"--timestamp {timestamp!r}: expected an ISO date such as 2026-12-01T00:00:00")
 
 
 def bom(
     design: Annotated[Path, typer.Argument(help="A design file.")],
-    fmt: Annotated[BomFmt, typer.Option("--format", "-f", help="Output format.")] = BomFmt.text,
+    fmt: Annotated[BomFmt, typer.Option("--format", "-f", help="Output format: text, md, csv, json, xlsx, "
+                                        "procurement (CSV to order from), power (power and cooling summary), "
+                                        "rfq (one request for quotation per vendor; -o: a directory).")]
+    = BomFmt.text,
+    template: Annotated[str | None, typer.Option("--template", "-t", help="Render this BOM template instead "
+                                                 "(bom/NAME.j2 in the design's templates: directory, or built in).")]
+    = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO); default: the design's last "
                                                   "git commit, or SOURCE_DATE_EPOCH.")] = None,
@@ -46,15 +55,37 @@ def bom(
 ) -> None:
     """Bill of materials: servers, GPUs, NICs, switches, optics, cables, racks, PDUs, cooling; power and cost."""
     from validator.emit import tables
+    from validator.emit.render import TemplateError
+    from validator.emit.render.bom import render_bom, rfq_documents, vendor_of
 
     analysis = analysis_or_exit(design, run_config(config, prices))
-    if fmt == BomFmt.xlsx:
-        emit(_workbook(design, analysis, timestamp), output)
+    if fmt == BomFmt.xlsx and template is None:
+        emit(_workbook(design, analysis, timestamp, "bom"), output)
         return
     result = analysis.facts.bom
-    text = {BomFmt.text: lambda: tables.bom_text(result), BomFmt.md: lambda: tables.bom_text(result, markdown=True),
-            BomFmt.csv: lambda: tables.bom_csv(result), BomFmt.json: lambda: tables.bom_json(result)}[fmt]()
-    emit(text, output)
+    assert analysis.topology is not None
+    user = _user_templates(design, analysis.topology)
+    vendors = vendor_of(analysis.topology.resolved.catalog, result)
+    try:
+        if template is not None or fmt in (BomFmt.text, BomFmt.md, BomFmt.procurement, BomFmt.power):
+            emit(render_bom(template or fmt.value, result, user, vendor_of=vendors), output)
+        elif fmt == BomFmt.rfq:
+            _emit_rfq(rfq_documents(result, vendors, user), output)
+        else:
+            emit(tables.bom_csv(result) if fmt == BomFmt.csv else tables.bom_json(result), output)
+    except TemplateError as exc:
+        fail(str(exc), 1)
+
+
+def _emit_rfq(documents: dict[str, str], output: Path | None) -> None:
+    from validator.emit.files import write_atomic
+
+    if output is None:
+        sys.stdout.write("\n".join(documents.values()))
+        return
+    for name, text in documents.items():
+        write_atomic(output / name, text)
+    sys.stderr.write(f"wrote {len(documents)} requests for quotation under {output}\n")
 
 
 def cabling(
@@ -70,7 +101,7 @@ def cabling(
 
     analysis = analysis_or_exit(design, run_config(config))
     if fmt == CablingFmt.xlsx:
-        emit(_workbook(design, analysis, timestamp), output)
+        emit(_workbook(design, analysis, timestamp, "cabling"), output)
         return
     plan = analysis.facts.cabling
     if fmt == CablingFmt.json:

@@ -12,16 +12,18 @@ from validator import __version__
 from validator.base.findings import READ_CODES, SEVERITY_RANK, Finding
 from validator.check.registry import RULES
 from validator.check.result import Analysis
+from validator.emit.rule_help import READ_FIXES, RULES_DOC, help_uri
+from validator.emit.scorecard import inference_headline
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-INFO_URI = "https://github.com/clusterplan/clusterplan/blob/main/docs/rules.md"
+INFO_URI = RULES_DOC
 
 
 def _rule_table() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for rid, (slug, title) in sorted(READ_CODES.items()):
-        rows.append({"id": rid, "name": slug, "title": title, "rationale": title, "fix": "See the message.",
+        rows.append({"id": rid, "name": slug, "title": title, "rationale": title, "fix": READ_FIXES[rid],
                      "severity": "error"})
     for r in RULES:
         d = r.doc
@@ -56,7 +58,7 @@ def sarif(analyses: Sequence[Analysis], root: Path | None = None) -> dict[str, A
         "fullDescription": {"text": row["rationale"]},
         "help": {"text": f"{row['rationale']}\nFix: {row['fix']}",
                  "markdown": f"{row['rationale']}\n\n**Fix:** {row['fix']}"},
-        "helpUri": f"{INFO_URI}#{row['id'].lower()}",
+        "helpUri": help_uri(row["id"]),
         "defaultConfiguration": {"level": _SARIF_LEVEL[row["severity"]]},
         "properties": {"tags": ["clusterplan", row["id"][:3].lower()]},
     } for row in table]
@@ -182,8 +184,7 @@ def _headline(analysis: Analysis) -> str:
         days = e["time_to_train_days"]
         return (f"MFU {100 * e['mfu']:.1f}%, {e['tokens_per_s']:,.0f} tokens/s"
                 + (f", {days:,.1f} days to train" if days is not None else ""))
-    return (f"{e['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, {e['max_concurrency_per_replica']} "
-            "concurrent requests per replica")
+    return inference_headline(e)
 
 
 def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:

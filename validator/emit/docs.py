@@ -48,6 +48,9 @@ def _table(body: dict[str, Any]) -> list[str]:
     return rows
 
 
+SCHEMA_URL = "https://raw.githubusercontent.com/clusterplan/clusterplan/main/schemas/clusterplan-design.schema.json"
+
+
 def design_format_md() -> str:
     schema = json.loads(generated_schemas()["clusterplan-design.schema.json"])
     out = ["# Design format (apiVersion: clusterplan/v1)", "",
@@ -55,7 +58,10 @@ def design_format_md() -> str:
            "A design is one YAML file: one cluster and its workload. Keys left out take their value",
            "from the catalog or from the documented data files in `validator/data/`.",
            "Editors that speak the YAML language server get completion and these descriptions as",
-           "tooltips from the first line `# yaml-language-server: $schema=../schemas/clusterplan-design.schema.json`.",
+           f"tooltips from the first line `# yaml-language-server: $schema={SCHEMA_URL}`,",
+           "which works from a design at any directory depth. Offline, write the packaged schema with",
+           "`clusterplan schema -o .clusterplan/design.schema.json` at the repository root and map it to",
+           "your designs in the editor (VS Code: `yaml.schemas` in .vscode/settings.json).",
            "", *data_text("fabric-shapes.md").rstrip("\n").split("\n"),
            "", "## Design (top level)", "", *_table(schema)]
     for name in sorted(schema.get("$defs", {})):
@@ -91,7 +97,7 @@ def rules_md() -> str:
 
     out += ["", "Reading checks run before the rules (always errors, never waivable):", "",
             "| ID | slug | what |", "|---|---|---|"]
-    out += [f"| {rid} | `{slug}` | {what} |" for rid, (slug, what) in sorted(READ_CODES.items())]
+    out += [f"| [{rid}](#{rid.lower()}) | `{slug}` | {what} |" for rid, (slug, what) in sorted(READ_CODES.items())]
     for r in RULES:
         out += ["", f"## {r.id}", "", f"**{r.title}** (`{r.slug}`, {r.severity}, {r.applies_to})", "",
                 r.doc["rationale"], "", f"- Source: {r.doc['source']}", f"- Fix: {r.doc['fix']}"]
@@ -100,4 +106,8 @@ def rules_md() -> str:
         for name in r.thresholds:
             t = thresholds[name]
             out.append(f"- Threshold `{name}` = {t['value']} ({t['source']})")
+    from validator.emit.rule_help import READ_FIXES
+
+    for rid, (slug, what) in sorted(READ_CODES.items()):
+        out += ["", f"## {rid}", "", f"**{what}** (`{slug}`, error, reading check)", "", f"- Fix: {READ_FIXES[rid]}"]
     return "\n".join(out) + "\n"

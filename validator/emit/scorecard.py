@@ -89,3 +89,13 @@ def _inference(e: dict[str, Any]) -> list[str]:
                  + ("" if e["cost_per_million_total_tokens"] is None else
                     f", per million input + output tokens ${e['cost_per_million_total_tokens']:.3f}"))
     return lines
+
+
+def inference_headline(e: dict[str, Any]) -> str:
+    """One line for a summary (PR comment, workbook): throughput per GPU, what the fleet carries at its
+    SLOs against the target, cost per million output tokens."""
+    cost = e["cost_per_million_tokens"]
+    fleet = "" if e["fleet_capacity_qps"] is None else f", fleet {e['fleet_capacity_qps']:.4g} requests/s at the SLOs"
+    target = "" if e["target_qps"] is None else f" for a target of {e['target_qps']:.4g}"
+    return (f"{e['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU{fleet}{target}, "
+            + ("cost per million output tokens unknown" if cost is None else f"${cost:.3f} per million output tokens"))

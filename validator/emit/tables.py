@@ -21,16 +21,17 @@ def _kw(x: float | None) -> str:
     return "unknown" if x is None else f"{x:,.1f}"
 
 
-def unit_power(item: Item) -> str:
+def unit_power(item: Item | dict[str, Any]) -> str:
     """A line's unit power as shown: watts (with `typ` for a typical figure), `incl.`, `-` or `unknown`."""
-    if item.power_basis is None:
+    basis, w = (item.power_basis, item.unit_power_w) if isinstance(item, Item) else \
+        (item["power_basis"], item["unit_power_w"])
+    if basis is None:
         return "unknown"
-    if item.power_basis == "included":
+    if basis == "included":
         return "incl."
-    if item.power_basis == "pue" or item.unit_power_w is None:
+    if basis == "pue" or w is None:
         return "-"
-    w = item.unit_power_w
-    return (f"{w:,.0f}" if w >= 100 else f"{w:g}") + (" typ" if item.power_basis == "typical" else "")
+    return (f"{w:,.0f}" if w >= 100 else f"{w:g}") + (" typ" if basis == "typical" else "")
 
 
 def bom_json(bom: Bom) -> str:
@@ -77,20 +78,10 @@ def bom_summary(bom: Bom) -> list[str]:
 
 
 def bom_text(bom: Bom, markdown: bool = False) -> str:
-    rows = [(i.category, i.part, str(i.qty), i.fabric, i.installed_in, unit_power(i),
-             "incl. in " + i.included_in if i.included_in else _money(i.unit_price),
-             "" if i.included_in else _money(i.extended_price)) for i in bom.items]
-    head = ("category", "part", "qty", "fabric", "installed in", "unit W", "unit price", "extended")
-    summary = bom_summary(bom)
-    if markdown:
-        lines = [f"# Bill of materials: {bom.name}", "", "| " + " | ".join(head) + " |",
-                 "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines + [""] + [f"- {s}" for s in summary]) + "\n"
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    fmt = "  ".join(f"{{:{'>' if i in (2, 5, 6, 7) else '<'}{w}}}" for i, w in enumerate(widths))
-    lines = [f"{bom.name}  {bom.file}", fmt.format(*head), *(fmt.format(*r) for r in rows), ""]
-    return "\n".join(lines + summary) + "\n"
+    """The BOM as aligned text or Markdown, from templates/bom/ (validator/emit/render/bom.py)."""
+    from validator.emit.render.bom import render_bom
+
+    return render_bom("md" if markdown else "text", bom)
 
 
 def cabling_csv_rows(plan: Plan) -> Iterable[str]:

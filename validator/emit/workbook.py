@@ -13,6 +13,7 @@ from validator import __version__
 from validator.base.findings import Finding
 from validator.check.result import Analysis
 from validator.derive.bom import Bom
+from validator.emit.scorecard import inference_headline
 from validator.expand.topology import Topology
 from validator.resolve.catalog import CATALOG_VERSION
 
@@ -48,8 +49,7 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         headline = (f"MFU {100 * estimate['mfu']:.1f}%, {estimate['tokens_per_s']:,.0f} tokens/s, step "
                     f"{estimate['step_time_s']:.3g} s")
     else:
-        headline = (f"{estimate['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, max "
-                    f"{estimate['max_concurrency_per_replica']} concurrent requests per replica")
+        headline = inference_headline(estimate)
     active = [f for f in findings if not f.waived]
     p = bom.power
     return {
@@ -74,9 +74,10 @@ def _known(value: float | None) -> float | str:
     return "unknown" if value is None else value
 
 
-def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None) -> bytes:
-    """The whole workbook of an analysed design (the xlsx format of `bom` and `cabling`): the findings
-    are the analysis's, with the run's severities and waivers, as `validate` reports them."""
+def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None, kind: str = "bom") -> bytes:
+    """The workbook of an analysed design: `bom` (BOM, power, findings) or `cabling` (the cabling
+    plan); the findings are the analysis's, with the run's severities and waivers, as `validate`
+    reports them."""
     from validator.emit.xlsx import workbook_bytes
 
     derived, topology = analysis.derived, analysis.topology
@@ -84,4 +85,4 @@ def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None)
     stamp = design_timestamp(path, timestamp)
     bom, findings = derived.bom, analysis.findings
     facts = summary(topology, bom, derived.estimate.as_dict(), findings, path, stamp)
-    return workbook_bytes(bom, derived.cabling, findings, facts, stamp)
+    return workbook_bytes(bom, derived.cabling, findings, facts, stamp, kind)

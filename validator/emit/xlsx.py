@@ -1,4 +1,7 @@
-"""The Excel workbook: Summary, BOM, Cabling, Power & Cooling, Findings.
+"""The Excel workbooks: `bom` writes Summary, BOM, Power & Cooling, Findings; `cabling` writes
+Summary and Cabling. Every sheet prints: landscape, fit to one page wide, the title row repeated on
+each page, the design name and date in the header, page numbers in the footer, frozen header row,
+fonts named explicitly.
 
 Written in openpyxl's write-only mode (the cabling sheet of a 100k-GPU design streams), with real
 formulas for extended prices and totals, styled and frozen header rows, autofilters, number formats
@@ -19,8 +22,24 @@ from validator.derive.bom import Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
 
 HEADER_FILL = "1F4E78"
+FONT = "Calibri"          # named on every styled cell (the workbook default font is Calibri 11 too)
 MONEY = '"$"#,##0'
 KW = "#,##0.0"
+
+
+def _print_setup(ws: Any, title: str, stamp: str) -> None:
+    """Landscape, one page wide, row 1 repeated on every page, design and date in the header."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+    ws.print_options.gridLines = True
+    for part, text in ((ws.oddHeader.left, title.replace("&", "&&")), (ws.oddHeader.center, "&A"),
+                       (ws.oddHeader.right, stamp), (ws.oddFooter.center, "Page &P of &N")):
+        part.text = text
+        part.font = FONT
+        part.size = 9
 
 
 def _header(ws: Any, names: Sequence[str], widths: Sequence[float]) -> None:
@@ -31,10 +50,11 @@ def _header(ws: Any, names: Sequence[str], widths: Sequence[float]) -> None:
     for i, w in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(i)].width = w
     ws.freeze_panes = "A2"
+    _print_setup(ws, *ws.parent.clusterplan_print)
     cells = []
     for name in names:
         cell = WriteOnlyCell(ws, value=name)
-        cell.font = Font(bold=True, color="FFFFFF")
+        cell.font = Font(name=FONT, bold=True, color="FFFFFF")
         cell.fill = PatternFill("solid", fgColor=HEADER_FILL)
         cell.alignment = Alignment(vertical="center")
         cells.append(cell)
@@ -55,35 +75,39 @@ def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> An
     if fmt:
         cell.number_format = fmt
     if bold:
-        cell.font = Font(bold=True)
+        cell.font = Font(name=FONT, bold=True)
     return cell
 
 
 def workbook_bytes(bom: Bom, plan: Plan, findings: Sequence[Finding], summary: dict[str, Any],
-                   timestamp: datetime) -> bytes:
+                   timestamp: datetime, kind: str = "bom") -> bytes:
+    """The `bom` workbook (Summary, BOM, Power & Cooling, Findings) or the `cabling` one (Summary, Cabling)."""
     from openpyxl import Workbook
 
     wb = Workbook(write_only=True)
     wb.properties.creator = "clusterplan"
     wb.properties.created = timestamp
     wb.properties.modified = timestamp
-    _summary_sheet(wb, summary, bom)
-    _bom_sheet(wb, bom)
-    _cabling_sheet(wb, plan)
-    _power_sheet(wb, bom)
-    _findings_sheet(wb, findings)
+    wb.clusterplan_print = (f"{summary.get('design', '')} ({kind})", timestamp.strftime("%Y-%m-%d"))
+    _summary_sheet(wb, summary, bom if kind == "bom" else None)
+    if kind == "cabling":
+        _cabling_sheet(wb, plan)
+    else:
+        _bom_sheet(wb, bom)
+        _power_sheet(wb, bom)
+        _findings_sheet(wb, findings)
     raw = io.BytesIO()
     wb.save(raw)
-    return _package(raw.getvalue(), timestamp, _cabling_rows(plan))
+    return _package(raw.getvalue(), timestamp, _cabling_rows(plan) if kind == "cabling" else None)
 
 
-def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes]) -> bytes:
+def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes] | None) -> bytes:
     """Rewrite the package: the same fixed date on every entry (equal input, equal bytes), and the
     Cabling sheet's rows streamed in before its `</sheetData>`."""
     date = (max(1980, timestamp.year), timestamp.month, timestamp.day, timestamp.hour, timestamp.minute,
             timestamp.second)
     src = zipfile.ZipFile(io.BytesIO(data))
-    cabling = _sheet_path(src, "Cabling")
+    cabling = _sheet_path(src, "Cabling") if cabling_rows is not None else None
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
@@ -93,7 +117,7 @@ def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes]) ->
             fixed = zipfile.ZipInfo(info.filename, date_time=date)
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = 0o644 << 16
-            if info.filename != cabling:
+            if info.filename != cabling or cabling_rows is None:
                 dst.writestr(fixed, body)
                 continue
             head, sep, tail = body.partition(b"</sheetData>")
@@ -132,13 +156,15 @@ def _fix_core(body: bytes, timestamp: datetime) -> bytes:
     return re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)", rb"\g<1>" + stamp + rb"\g<3>", body)
 
 
-def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom) -> None:
+def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom | None) -> None:
     ws = wb.create_sheet("Summary")
     _header(ws, ["item", "value"], [34, 70])
     for key, value in summary.items():
         fmt = MONEY if key.endswith("(USD)") else (KW if key.endswith("(kW)") else None)
         ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
-    ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True), _cell(ws, f"=BOM!M{_bom_rows(bom)[2]}", MONEY)])
+    if bom is not None:
+        ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True),
+                   _cell(ws, f"=BOM!M{_bom_rows(bom)[2]}", MONEY)])
 
 
 # BOM sheet columns: the price of a line is list price (the book's, per unit and length) less the discount;

@@ -40,7 +40,7 @@ def _cabling_bytes(design: Path, analysis: Analysis, target: Path) -> bytes:
 
     suffix = target.suffix.lower()
     if suffix == ".xlsx":
-        return build_workbook(design, analysis)
+        return build_workbook(design, analysis, kind="cabling")
     assert analysis.derived is not None
     plan = analysis.derived.cabling
     if suffix == ".json":

@@ -13,8 +13,9 @@ def backend_fabric(ctx: Context) -> Iterator[Hit]:
     an inference replica larger than one server; prefill/decode disaggregation that moves the KV cache
     over the compute fabric. An inference fleet whose replicas fit in one server needs none.
 
-    Source: shared/docs/domain.md sections 1 and 4 (independent replicas need no east-west fabric; a
-    replica split across devices, disaggregation and expert parallelism put state on the network).
+    Source: NVIDIA DGX SuperPOD and HGX reference architectures (a tensor-parallel replica spans
+    servers only over a compute fabric); DistServe (Zhong et al., OSDI 2024) and Mooncake (Qin et al.,
+    FAST 2025): disaggregated prefill and decode ship the KV cache over the network.
     Fix: add `fabrics.compute`, or shape the replicas to fit inside one server.
     Example:
         fabrics: {compute: null}   # no compute fabric, yet

@@ -12,9 +12,10 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     """A training compute fabric gives each GPU at least 400 Gb/s (warning below), never under 100 Gb/s
     (error); one compute NIC per GPU.
 
-    Source: shared/docs/domain.md section 1 (400 Gb/s per GPU is standard; 25-100 Gb/s is inference
-    class); DGX SuperPOD RA (8 x NDR400 per DGX H100).
-    Fix: use servers with one 400G compute NIC per GPU.
+    Source: NVIDIA DGX SuperPOD RA for DGX H100, Network Fabrics: 8 x NDR 400 Gb/s per DGX H100, one
+    ConnectX-7 per GPU; Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783) section 3.3.1: 400 Gb/s
+    per GPU on both its RoCE and InfiniBand clusters; below 100 Gb/s is inference-class bandwidth.
+    Fix: use servers with one 400G compute NIC per GPU (e.g. DGX/HGX with 8 x ConnectX-7 400G).
     Example:
         compute: {server: pcie-l40s-8gpu}   # 4 x 200G for 8 GPUs = 100 Gb/s per GPU
     """

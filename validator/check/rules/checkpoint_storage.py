@@ -14,8 +14,8 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
     master weights and Adam states, 14 bytes per parameter) writes within the target time at the
     storage write bandwidth.
 
-    Source: shared/docs/domain.md section 1 (frequent checkpoints: local NVMe + parallel file system);
-    ZeRO paper (12 bytes of fp32 optimizer state per parameter).
+    Source: Rajbhandari et al., "ZeRO" (SC 2020): 12 bytes of fp32 optimizer state per parameter;
+    NVIDIA DGX SuperPOD RA, Storage Architecture (local NVMe cache plus a parallel file system).
     Fix: add `storage: {type: parallel-fs, write_gbytes_s: ...}` with enough write bandwidth.
     Example:
         storage: {type: parallel-fs, write_gbytes_s: 0.1}   # a 112 GB checkpoint takes 19 minutes

@@ -14,9 +14,10 @@ def cooling_density(ctx: Context) -> Iterator[Hit]:
     about 75 kW (or the door's rating), direct liquid beyond; liquid racks need CDU capacity, and
     liquid-cooled servers need liquid cooling.
 
-    Source: shared/docs/hardware-notes.md section 7 (air ~41 kW with perfect containment, secondary;
-    NVIDIA's air-cooled DGX H100 SuperPOD rack is 40.8 kW; active RDHx ~40-75 kW;
-    DLC + CDU above ~100 kW).
+    Source: NVIDIA DGX SuperPOD RAs (DGX H100: 4 per rack at 40.8 kW air-cooled with rear doors;
+    GB200 NVL72: direct liquid cooling with CDUs at about 120-140 kW); ASHRAE TC 9.9 liquid cooling
+    guidance (air to about 41 kW a rack with perfect containment); rear-door heat exchanger families of
+    35-75 kW (HPE/Motivair QuickSpecs).
     Fix: change `site.rack.cooling`, add a rear door or CDU with enough capacity, or spread the servers.
     Example:
         site: {rack: {power_budget_kw: 60, cooling: air}}

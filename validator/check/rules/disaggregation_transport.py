@@ -15,8 +15,10 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
     attention rank that computed it and lands on one decode rank, each GPU over its own NICs (not the
     whole pool's bandwidth); the estimate uses the same transfer time.
 
-    Source: shared/docs/domain.md section 4 (ship the KV cache over a fast link: RDMA, NVLink);
-    DistServe, Mooncake; shared/docs/serving-model.md 5 (per-request transfer over the NICs of one rank).
+    Source: DistServe (Zhong et al., OSDI 2024) and Mooncake (Qin et al., FAST 2025): the KV cache of
+    each request moves from prefill to decode over RDMA or NVLink; its size from the model's layers,
+    KV heads and head size (vLLM AttentionSpec.page_size_bytes); each rank sends its own requests' KV
+    over its own GPUs' NICs (SGLang/Mooncake transfer engine, one rank to one rank).
     Fix: use `kv_transfer: rdma` on the compute fabric, faster NICs, or an FP8 KV cache.
     Example:
         inference: {disaggregation: {kv_transfer: tcp}}

@@ -13,9 +13,9 @@ def even_striping(ctx: Context) -> Iterator[Hit]:
     some spines (or cores) carrying more of the traffic than others, so the fabric is not the
     non-blocking fabric its port counts suggest.
 
-    Source: shared/docs/fabric-shapes.md section 1 (even striping; VMware leaf-spine design guide;
-    the DGX SuperPOD RAs size spines to a divisor of the leaf uplinks: 16 spines for 3 SU, 18 for 4 SU
-    of B300 XDR).
+    Source: NVIDIA DGX SuperPOD RA for DGX H100, Network Fabrics, table 4 (16 spines for 3 SU: the 32
+    leaf uplinks divide evenly);
+    VMware Validated Design 4.0, leaf-spine: equal uplinks to every spine avoid hotspots.
     Fix: remove the explicit spine (or core) count so clusterplan picks a divisor of the uplinks, or
     choose a count that divides the uplinks of each switch below.
     Example:

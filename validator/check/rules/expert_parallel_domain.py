@@ -15,10 +15,11 @@ def expert_parallel_domain(ctx: Context) -> Iterator[Hit]:
     DeepSeek-V3-class models are served (EP32 to EP144); without an RDMA compute fabric it cannot run
     at speed, and without a compute fabric at all it cannot run.
 
-    Source: DeepSeek day-6 inference overview (EP32 prefill, EP144 decode over InfiniBand); DeepEP
-    (RDMA low-latency kernels); shared/docs/serving-model.md 4.
+    Source: DeepSeek-V3 inference system overview (day 6 of DeepSeek's open-source week: EP32 prefill,
+    EP144 decode over InfiniBand); DeepEP (RDMA low-latency all-to-all kernels); DeepSeek-V3 technical
+    report (arXiv 2412.19437): expert all-to-all kept within a node's NVLink where possible.
     Fix: give the fleet an RDMA compute fabric (InfiniBand, RoCE, or Ethernet with a congestion control),
-    or keep EP within the NVLink domain.
+    or keep EP within the NVLink domain (lower `ep`, or servers with a larger domain such as NVL72).
     Example:
         inference: {model: deepseek-v3, replica: {gpus: 144, ep: 144}}   # on a plain Ethernet fabric
     """

@@ -14,9 +14,8 @@ def fleet_capacity(ctx: Context) -> Iterator[Hit]:
     replica count that would. Throughput counts every request's prefill (continuous batching), and the
     SLOs are checked at load by the queueing model.
 
-    Source: the clusterplan serving estimator (docs/estimator.md, Inference); sizing rule of NVIDIA
-    Dynamo's SLA planner and AIConfigurator (replicas = the fewest meeting the SLOs at the load,
-    shared/docs/serving-model.md 3.4).
+    Source: the clusterplan serving estimator (docs/estimator.md, Inference); the sizing rule of NVIDIA
+    Dynamo's SLA planner and AIConfigurator (the fewest replicas that meet the SLOs at the load).
     Fix: raise autoscaling.max (or replicas) to the count named, or relax the SLOs.
     Example:
         inference: {autoscaling: {min: 1, max: 2}, targets: {qps: 500}}

@@ -15,9 +15,9 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     maximum context is the most requests it can hold; a replica holds that times its DP-attention
     ranks, and the fleet must cover the target concurrency.
 
-    Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size));
-    shared/docs/estimator-notes.md 2.7; DP attention keeps each rank's own requests' KV
-    (shared/docs/serving-model.md 4).
+    Source: vLLM KV cache sizing (num_blocks / cdiv(max_model_len, block_size); the startup log's
+    "Maximum concurrency for N tokens per request"); Kwon et al., "PagedAttention" (SOSP 2023); with DP
+    attention each rank keeps only its own requests' KV (SGLang DP attention, DeepSeek-V3 serving).
     Fix: add replicas, use FP8 KV cache, shorten max_context_tokens, or use GPUs with more HBM.
     Example:
         inference: {max_context_tokens: 4096, targets: {concurrent_requests: 100000}}

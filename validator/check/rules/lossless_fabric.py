@@ -16,8 +16,9 @@ def lossless_fabric(ctx: Context) -> Iterator[Hit]:
     built for loss (validator/data/congestion_control.yaml). InfiniBand is lossless natively
     (credit-based flow control).
 
-    Source: shared/docs/domain.md section 1 (zero loss tolerance; RoCE with PFC + ECN); NVIDIA Cumulus
-    Linux RoCE lossless defaults (PFC on priority 3, ECN on TC3, CNP on TC6).
+    Source: NVIDIA Cumulus Linux RoCE documentation (lossless mode: PFC on priority 3, ECN on TC3,
+    CNP on TC6, PFC watchdog); Meta, "RDMA over Ethernet for Distributed AI Training at Meta Scale"
+    (SIGCOMM 2024): training traffic needs PFC and congestion control on RoCE.
     Fix: add `fabrics.compute.lossless` with PFC on the RoCE priority, ECN thresholds, pfc_watchdog
     enabled, and NIC settings that match the switch; or set `congestion_control:` to a lossy-safe scheme.
     Example:

@@ -14,7 +14,7 @@ def memory_fit(ctx: Context) -> Iterator[Hit]:
     + a reserve must fit in HBM.
 
     Source: ZeRO (Rajbhandari et al. 2020) 16 bytes per parameter for mixed-precision Adam; activation
-    memory from Korthikanti et al. 2022 (shared/docs/estimator-notes.md 2.6).
+    memory from Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (2022).
     Fix: raise TP or PP, use a higher ZeRO stage, or recompute activations.
     Example:
         training: {model: llama3-70b, zero_stage: 0, parallelism: {tp: 8, pp: 1}}   # 168 GB per 80 GB GPU

@@ -14,9 +14,9 @@ def non_blocking(ctx: Context) -> Iterator[Hit]:
     expanded topology. A taper the design declares at a tier (a zone's aggregation tier) is reported
     as what it is, a taper at that tier, and can be waived.
 
-    Source: shared/docs/domain.md section 1 (1:1 non-blocking training fabric); DGX SuperPOD RA
-    ("balanced, full-fat tree"); Llama 3 paper section 3.3.1 (full bisection inside a 3,072-GPU pod,
-    1:7 above it, with a topology-aware scheduler).
+    Source: NVIDIA DGX SuperPOD RA for DGX H100, Network Fabrics ("balanced, full-fat tree"); Llama 3
+    paper (arXiv 2407.21783) section 3.3.1 (full
+    bisection inside a 3,072-GPU pod, 1:7 above it, with a topology-aware scheduler).
     Fix: give the tier more uplinks (or fewer downlinks), remove the explicit port counts so
     clusterplan sizes the tier, or waive the finding for a deliberate taper (say why).
     Example:

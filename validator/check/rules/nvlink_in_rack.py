@@ -12,8 +12,8 @@ def nvlink_in_rack(ctx: Context) -> Iterator[Hit]:
     """An NVLink domain sits inside its racks: one rack (NVL72), or the pair of adjacent racks an
     NVL36x2 system declares; NVLink runs on copper, which does not reach further.
 
-    Source: shared/docs/domain.md section 2 (NVLink stays on copper inside one rack; 8 GPUs per HGX
-    node, 72 per GB200 NVL72 rack); shared/docs/fabric-shapes.md section 6 (NVL36x2: two racks).
+    Source: NVIDIA HGX H100 (8 GPUs per NVLink domain) and GB200 NVL72 (72 GPUs on a copper spine in
+    one rack); NVIDIA Multi-Node NVLink Systems Tuning Guide (NVL36x2: two adjacent racks).
     Fix: put a whole NVLink domain (e.g. all 18 NVL72 trays) in each rack, or shrink the domain.
     Example:
         compute: {server: gb200-nvl72-tray, servers_per_rack: 12}   # 48 of a 72-GPU domain per rack

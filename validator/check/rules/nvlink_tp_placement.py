@@ -13,7 +13,8 @@ def nvlink_placement(ctx: Context) -> Iterator[Hit]:
     must fit in and divide the NVLink domain, so that no TP or expert group spans two domains: TP
     all-reduces run every layer, the expert all-to-all every MoE layer.
 
-    Source: shared/docs/domain.md section 2 (TP talks most and must stay inside the NVLink domain).
+    Source: Shoeybi et al., "Megatron-LM" (2019) and Narayanan et al. (SC 2021): tensor parallelism
+    all-reduces every layer and is kept inside the NVLink domain (8 GPUs per DGX node).
     Fix: lower `tp` to a divisor of the NVLink domain size, or use servers with a larger domain.
     Example:
         training: {parallelism: {tp: 16}}   # on 8-GPU HGX servers

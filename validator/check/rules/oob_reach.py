@@ -11,8 +11,8 @@ from validator.check.context import Context
 def oob_reach(ctx: Context) -> Iterator[Hit]:
     """An out-of-band management network reaches every server BMC and every switch management port.
 
-    Source: shared/docs/domain.md section 3 (a separate out-of-band management network); DGX SuperPOD
-    RA (SN2201 OOB switches).
+    Source: NVIDIA DGX SuperPOD RA, Network Fabrics (a separate out-of-band management network of
+    SN2201 switches for BMCs and switch management ports).
     Fix: add `fabrics.oob` with 1G leaves; clusterplan puts one in each rack for what stands there.
     Example:
         fabrics: {oob: null}   # no out-of-band network

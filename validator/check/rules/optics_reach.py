@@ -14,7 +14,7 @@ def optics_reach(ctx: Context) -> Iterator[Hit]:
     of the cabling plan.
 
     Source: NVIDIA LinkX specifications and "Interconnect cabling requirements NDR/400G" (MPO MMF <= 50 m,
-    MPO SMF <= 500 m, LC SMF <= 2 km); shared/docs/hardware-notes.md section 6.
+    MPO SMF <= 500 m, LC SMF <= 2 km); NVIDIA Cable Management Guidelines (DAC 2-5 m).
     Fix: let clusterplan choose the media (`media: auto`), shorten the runs with a tighter layout, or add
     longer-reach optics to the catalog.
     Example:

@@ -15,8 +15,10 @@ def over_built_fabric(ctx: Context) -> Iterator[Hit]:
     over-built when the fabric carries the fleet's own traffic: expert all-to-all of an expert-parallel
     group wider than the NVLink domain, or the prefill-to-decode KV transfer of a disaggregated fleet.
 
-    Source: shared/docs/domain.md section 1 (cost note); shared/docs/serving-model.md 4-5 (wide EP over
-    RDMA, DeepEP; KV transfer over RDMA in P/D disaggregation).
+    Source: Meta, "RDMA over Ethernet for Distributed AI Training at Meta Scale" (SIGCOMM 2024) and the
+    Llama 3 paper: RoCE and InfiniBand both carry training; independent inference replicas exchange
+    no collectives. Exceptions: wide expert parallelism over RDMA (DeepEP) and the KV transfer of
+    prefill/decode disaggregation (DistServe, Mooncake).
     Fix: use an Ethernet (RoCE) compute fabric for the fleet.
     Example:
         fabrics: {compute: {type: infiniband, tiers: {leaf: {switch: qm9700}}}}   # for an inference fleet

@@ -17,8 +17,8 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     must add up: gpus = tp x pp x dp_attention, and the expert-parallel group divides a stage's GPUs.
 
     Source: vLLM memory profiling (weights + activations + non-torch memory within
-    gpu_memory_utilization); shared/docs/estimator-notes.md 2.7; shared/docs/serving-model.md 4
-    (tp x dp = moe_tp x ep).
+    gpu_memory_utilization; the startup log prints each term); SGLang DP attention and wide EP
+    (tp x dp = moe_tp x ep: attention split by TP, routed experts over every GPU of a stage).
     Fix: use more GPUs per replica (higher TP or EP), a lower weight precision, or GPUs with more HBM;
     make gpus equal tp x pp x dp_attention.
     Example:

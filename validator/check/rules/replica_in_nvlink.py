@@ -14,8 +14,8 @@ def replica_in_nvlink(ctx: Context) -> Iterator[Hit]:
     of every token. Pipeline stages and expert groups may span servers over the compute fabric (the
     pipeline sends one activation per stage boundary; EP beyond NVLink is INF006's business).
 
-    Source: shared/docs/domain.md sections 2 and 4 (TP talks most and must stay inside the NVLink
-    domain; a large model's replica is an 8-GPU server with TP inside NVLink).
+    Source: Megatron-LM (tensor parallelism all-reduces every layer, kept inside NVLink); vLLM
+    distributed serving docs (tensor parallel within a node, pipeline parallel across nodes).
     Fix: make TP at most the NVLink domain size (8 on HGX, 72 on NVL72) and a divisor of it; use PP
     across servers.
     Example:

@@ -16,7 +16,11 @@ from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
 from validator.emit import tables
 from validator.emit.files import write_atomic, write_atomic_lines
-from validator.emit.render.facts import ROUTED_FABRICS, SwitchFact, ib_facts, switch_facts
+from validator.emit.render.build import ROUTED_FABRICS, device_configs
+from validator.emit.render.device import DeviceConfig
+from validator.emit.render.eos import avd_structured_config
+from validator.emit.render.notes import Notes
+from validator.emit.render.opensm import PARTITIONS_FILE, ib_facts, ibdm_topology
 from validator.emit.render.sonic import sonic_json, sonic_tables
 from validator.expand.topology import Topology
 
@@ -46,9 +50,12 @@ class _Templates:
         self.builtin = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), **options)
         self.user = SandboxedEnvironment(loader=FileSystemLoader(str(user_dir)), **options) if user_dir else None
         self.user_dir = user_dir
+        from validator.emit.render.bom import FILTERS
+
         for env in (self.builtin, self.user):
             if env is not None:
                 env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+                env.filters.update(FILTERS)
         self._cache: dict[str, Any] = {}
 
     def _template(self, name: str) -> Any:
@@ -68,40 +75,53 @@ class _Templates:
         return text if text.endswith("\n") else text + "\n"
 
 
-def _eos_context(fact: SwitchFact) -> dict[str, Any]:
-    ll = fact.lossless
-    if ll is None:
-        return {"s": fact, "dscp_roce": [], "dscp_cnp": []}
-    sw = ll.switch
-    return {"s": fact, "dscp_roce": sorted(int(d) for d, tc in sw.dscp_to_tc.items() if tc == sw.roce_tc),
-            "dscp_cnp": sorted(int(d) for d, tc in sw.dscp_to_tc.items() if sw.cnp_tc is not None and tc == sw.cnp_tc)}
+def _nvue_context(d: DeviceConfig) -> dict[str, Any]:
+    nos = {k: v["value"] for k, v in load_data("switch_os.yaml").items()}
+    poll = int(nos["nvue_pfc_watchdog_poll_ms"])
+    wd = d.qos.watchdog if d.qos is not None else None
+    robustness = max(1, -(-wd.detection_ms // poll)) if wd is not None else None
+    return {"d": d, "n": {"release": nos["nvue_release"], "pfcwd_poll_ms": poll,
+                          "pfcwd_robustness": robustness}}
+
+
+def _device_files(env: _Templates, d: DeviceConfig) -> Iterator[Rendered]:
+    template, suffix = TEMPLATE_FOR_OS.get(d.os, TEMPLATE_FOR_OS["sonic"])
+    base = f"configs/{d.fabric}/{d.name}"
+    if d.os == "eos":
+        import yaml
+
+        avd = avd_structured_config(d)
+        yield Rendered(f"{base}.{suffix}", env.render(template, c=avd, d=d))
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        yield Rendered(f"{base}.avd.yml", yaml.dump(avd, Dumper=dumper, sort_keys=False, default_flow_style=False))
+    elif d.os == "cumulus":
+        yield Rendered(f"{base}.{suffix}", env.render(template, **_nvue_context(d)))
+    else:
+        data = sonic_tables(d)
+        yield Rendered(f"{base}.{suffix}", env.render(template, tables=sonic_json(data), data=data, d=d))
 
 
 def render_configs(topology: Topology, user_templates: Path | None = None) -> Iterator[Rendered]:
-    """Every switch configuration and subnet-manager file of the design, in a stable order."""
+    """Every switch configuration and subnet-manager file of the design, in a stable order, then
+    configs/NOTES.md: what the network team must still fill in."""
     env = _Templates(user_templates)
     opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
+    notes = Notes()
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
-        if fab is None or fab.type == "infiniband":
+        if fab is None or fab.type == "infiniband" or not fab.buildable:
             continue
-        for fact in switch_facts(topology, fabric):
-            template, suffix = TEMPLATE_FOR_OS.get(fact.model.os, TEMPLATE_FOR_OS["sonic"])
-            if fact.model.os == "sonic":
-                data = sonic_tables(fact)
-                text = env.render(template, tables=sonic_json(fact, data), data=data, s=fact)
-            elif fact.model.os == "eos":
-                text = env.render(template, **_eos_context(fact))
-            else:
-                text = env.render(template, s=fact)
-            yield Rendered(f"configs/{fabric}/{fact.name}.{suffix}", text)
+        for d in device_configs(topology, fabric):
+            notes.add(d)
+            yield from _device_files(env, d)
     for f in ib_facts(topology):
-        partitions = f"/etc/opensm/partitions-{f.fabric}.conf"
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
                        env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
-                               qos_max_vls=opensm["qos_max_vls"], partitions_path=partitions))
-        yield Rendered(f"configs/{f.fabric}/partitions.conf",
+                                  qos_max_vls=opensm["qos_max_vls"]))
+        yield Rendered(f"configs/{f.fabric}/{PARTITIONS_FILE}",
                        env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
+        yield Rendered(f"configs/{f.fabric}/ibdiagnet.topo", "".join(ibdm_topology(topology, f.fabric)))
+    yield Rendered("configs/NOTES.md", notes.text())
 
 
 def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = None) -> list[str]:

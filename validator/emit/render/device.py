@@ -1,0 +1,176 @@
+"""The structured configuration of one switch, computed once in Python (the pyavd way): every OS
+template only formats it. Parts shared by a whole fabric (QoS) or a whole tier (port names, speeds,
+breakouts) are built once and shared by every device of that class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from validator.resolve.catalog.entries import Switch
+
+
+@dataclass(frozen=True)
+class Ecn:
+    min_kb: float
+    max_kb: float
+    probability_pct: int
+
+    @property
+    def min_bytes(self) -> int:
+        return int(self.min_kb * 1024)
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_kb * 1024)
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    detection_ms: int
+    restoration_ms: int
+    action: str = "drop"
+
+
+@dataclass(frozen=True)
+class Buffers:
+    """Lossless buffer settings of one ASIC (validator/data/sonic_buffers.yaml)."""
+
+    asic: str
+    model: str                                 # traditional | dynamic
+    pools: dict[str, dict[str, int]]           # SONiC pool name -> fields (unknown sizes left out)
+    profiles: dict[str, dict[str, int]]        # static profiles besides the lossless PG profile
+    pg_lossless: dict[int, dict[str, int]]     # port speed (Mb/s) -> PG profile fields
+    source: str
+
+
+@dataclass(frozen=True)
+class Qos:
+    """A fabric's lossless settings as the design states them (one object per fabric)."""
+
+    pfc_priorities: tuple[int, ...]
+    dscp_to_tc: tuple[tuple[int, int], ...]    # sorted (dscp, traffic class)
+    roce_tc: int
+    cnp_tc: int | None
+    ecn: Ecn | None
+    watchdog: Watchdog | None
+    roce_weight_pct: int
+    default_weight_pct: int
+
+    def dscps(self, tc: int | None) -> list[int]:
+        return [d for d, t in self.dscp_to_tc if tc is not None and t == tc]
+
+    @property
+    def schedule(self) -> list[tuple[int, str, int | None]]:
+        """(traffic class, dwrr | strict, weight %) per scheduled queue: the CNP queue strict, the
+        RoCE and default queues sharing the rest by weight (one queue if RoCE rides class 0)."""
+        out: dict[int, tuple[str, int | None]] = {0: ("dwrr", self.default_weight_pct)}
+        out[self.roce_tc] = ("dwrr", self.roce_weight_pct if self.roce_tc else 100)
+        if self.cnp_tc is not None and self.cnp_tc != self.roce_tc:
+            out[self.cnp_tc] = ("strict", None)
+        return [(tc, mode, weight) for tc, (mode, weight) in sorted(out.items())]
+
+    @property
+    def traffic_classes(self) -> list[int]:
+        return sorted({t for _, t in self.dscp_to_tc} | {self.roce_tc, 0} | set(self.pfc_priorities))
+
+
+@dataclass(frozen=True)
+class PortName:
+    """How one logical port of a tier is named and clocked (same on every switch of the tier)."""
+
+    number: int                 # 1-based logical port at its speed
+    sonic: str                  # Ethernet<first lane>
+    lanes: str                  # SONiC lane list
+    eos: str                    # Ethernet<cage>/<lane> (Ethernet<slot>/<port>/<lane> on a chassis)
+    eos_speed: str              # EOS speed keyword, e.g. 400g-4
+    nvue: str                   # swp<cage> or swp<cage>s<sub>
+    speed_gbps: float
+    lanes_per_port: int
+    breakout: Breakout | None   # set on every sub-port of a cage that is split
+
+
+@dataclass(frozen=True)
+class Breakout:
+    """A cage split into `ports` logical ports: set on the parent before the sub-ports exist."""
+
+    ports: int
+    speed_gbps: float
+    lanes_per_port: int
+    sonic_parent: str
+    nvue_parent: str
+
+    @property
+    def sonic_mode(self) -> str:
+        return f"{self.ports}x{self.speed_gbps:g}G"
+
+    @property
+    def nvue_mode(self) -> str:
+        return f"{self.ports}x"
+
+
+@dataclass
+class Interface:
+    port: PortName
+    mtu: int
+    description: str
+    ip: str                     # this end, with prefix length
+    peer_ip: str                # the far end, no prefix length
+    peer: str                   # device:port
+    peer_asn: int | None        # set on switch-to-switch links (BGP neighbours)
+    opens_cage: bool = False    # the first used sub-port of a split cage: the breakout goes before it
+
+
+@dataclass(frozen=True)
+class Mgmt:
+    interface: str
+    vrf: str
+    ip: str
+    gateway: str
+
+
+@dataclass
+class Platform:
+    """The NOS's name for the hardware: SONiC platform and HWSKU (None when none is published)."""
+
+    sonic_platform: str | None
+    sonic_hwsku: str | None
+    source: str
+
+
+@dataclass
+class DeviceConfig:
+    fabric: str
+    fabric_type: str
+    role: str
+    name: str
+    index: int                  # over every plane of the role
+    serial: int                 # 1-based over every switch of the fabric
+    model: Switch
+    os: str
+    asn: int
+    loopback: str
+    mgmt: Mgmt
+    platform: Platform
+    qos: Qos | None
+    buffers: Buffers | None
+    mtu: int
+    interfaces: list[Interface] = field(default_factory=list)
+
+    @property
+    def router_id(self) -> str:
+        return self.loopback.split("/")[0]
+
+    @property
+    def neighbors(self) -> list[Interface]:
+        return [i for i in self.interfaces if i.peer_asn is not None]
+
+    @property
+    def breakouts(self) -> list[Breakout]:
+        """The split cages this device uses, in port order (each once)."""
+        return [i.port.breakout for i in self.interfaces if i.opens_cage and i.port.breakout is not None]
+
+    @property
+    def placeholder_mac(self) -> str:
+        """A locally administered MAC built from the device serial: a placeholder, never a real address."""
+        s = self.serial
+        return f"02:00:00:{(s >> 16) & 255:02x}:{(s >> 8) & 255:02x}:{s & 255:02x}"
