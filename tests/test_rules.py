@@ -23,7 +23,7 @@ PINNED = {
     "NET009": ("error", [19]),
     "TRN001": ("error", [26]), "TRN002": ("error", [17]), "TRN003": ("error", [39]), "TRN004": ("error", [40]),
     "TRN005": ("error", [41]), "TRN006": ("warning", [8]), "TRN007": ("error", [16, 16]),
-    "TRN008": ("warning", [36]), "TRN009": ("warning", [18]),
+    "TRN008": ("warning", [36]), "TRN009": ("warning", [18]), "TRN010": ("warning", [30]),
 }
 
 

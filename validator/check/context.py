@@ -56,4 +56,5 @@ class Context:
 
     @property
     def estimate(self) -> dict[str, Any]:
-        return self.derived.estimate
+        """The estimate as JSON; rules that need the typed report read ctx.derived.estimate."""
+        return self.derived.estimate.as_dict()

@@ -16,6 +16,7 @@ from validator.check.rules import (
     disaggregation_transport,
     even_striping,
     expert_parallel_domain,
+    expert_parallel_fabric,
     kv_concurrency,
     latency_targets,
     link_speed_match,
@@ -69,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     rail_alignment.RULE,
     checkpoint_storage.RULE,
     spine_resilience.RULE,
+    expert_parallel_fabric.RULE,
     waiver_policy.RULE,
 )
 

@@ -36,5 +36,5 @@ def estimate(
 
     derived = analysis_or_exit(design, run_config(config)).derived
     assert derived is not None
-    result = derived.estimate
+    result = derived.estimate.as_dict()
     sys.stdout.write(dump_json(result) if fmt == Fmt.json else scorecard(result))

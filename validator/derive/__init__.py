@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from validator.derive.links import LinkSummary, summarize
 from validator.expand.topology import Topology
@@ -22,6 +22,7 @@ from validator.expand.topology import Topology
 if TYPE_CHECKING:
     from validator.derive.bom import Bom
     from validator.derive.cabling import Plan
+    from validator.derive.estimate import Estimate
     from validator.derive.placement import Layout
 
 
@@ -46,7 +47,7 @@ class Derived:
         return Plan(self.topology, self.layout)
 
     @cached_property
-    def estimate(self) -> dict[str, Any]:
+    def estimate(self) -> Estimate:
         from validator.derive.estimate import estimate
 
         return estimate(self.topology)

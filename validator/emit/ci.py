@@ -177,7 +177,7 @@ def _headline(analysis: Analysis) -> str:
     from validator.derive.estimate import estimate
 
     assert analysis.topology is not None
-    e = estimate(analysis.topology)
+    e = estimate(analysis.topology).as_dict()
     if e["kind"] == "training":
         days = e["time_to_train_days"]
         return (f"MFU {100 * e['mfu']:.1f}%, {e['tokens_per_s']:,.0f} tokens/s"

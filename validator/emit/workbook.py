@@ -77,5 +77,6 @@ def build_workbook(path: Path, analysis: Analysis, timestamp: str | None = None)
     assert derived is not None and topology is not None
     stamp = design_timestamp(path, timestamp)
     bom, findings = derived.bom, analysis.findings
-    return workbook_bytes(bom, derived.cabling, findings, summary(topology, bom, derived.estimate, findings, path,
+    estimate = derived.estimate.as_dict()
+    return workbook_bytes(bom, derived.cabling, findings, summary(topology, bom, estimate, findings, path,
                                                                    stamp), stamp)

@@ -78,7 +78,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
         return out
     bom = derived.bom
     qty = bom.totals["qty_by_category"]
-    est = derived.estimate
+    est = derived.estimate.as_dict()
     out.update({
         "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),

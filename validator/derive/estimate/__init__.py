@@ -3,13 +3,13 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import dataclass
 from typing import Any
 
 from validator.base.resources import load_data
 from validator.derive.estimate.inference import InferenceSetup, estimate_latency, kv_transfer_ms, replicas_needed
-from validator.derive.estimate.memory import block_size, kv_capacity, training_memory
-from validator.derive.estimate.training import TrainingSetup, estimate_training
+from validator.derive.estimate.memory import block_size, kv_capacity
+from validator.derive.estimate.training_report import TrainingReport, training_report
 from validator.expand.topology import Topology
 
 ESTIMATE_VERSION = 1
@@ -28,46 +28,19 @@ def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
     return per_gpu / ratio
 
 
-def training_setup(topology: Topology) -> TrainingSetup:
-    r = topology.resolved
-    t = r.training
-    p = t.parallelism
-    return TrainingSetup(model=r.model, gpu=r.gpu, gpus=topology.gpus, tp=p.tp, pp=p.pp, dp=p.dp, cp=p.cp,
-                         ep=p.ep, vpp=p.vpp, seq=t.sequence_length, global_batch=t.global_batch,
-                         micro_batch=t.micro_batch, precision=t.precision, recompute=t.recompute,
-                         sequence_parallel=p.sequence_parallel, flash_attention=t.flash_attention,
-                         zero_stage=t.zero_stage, nvlink_domain=r.nvlink_domain_gpus,
-                         fabric_gbps_per_gpu=fabric_gbps_per_gpu(topology), tokens=t.tokens)
-
-
 def _round(x: Any, digits: int = 4) -> Any:
     """Four significant digits: estimates are not more precise, and goldens stay stable."""
     if isinstance(x, float):
         return float(f"{x:.{digits}g}")
     if isinstance(x, dict):
         return {k: _round(v, digits) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_round(v, digits) for v in x]
     return x
 
 
-def estimate_training_design(topology: Topology) -> dict[str, Any]:
-    r = topology.resolved
-    setup = training_setup(topology)
-    e = estimate_training(setup)
-    reserve = float(load_data("thresholds.yaml")["thresholds"]["memory_reserve_gb"]["value"])
-    mem = training_memory(r.model, r.training, r.design.thresholds.get("memory_reserve_gb", reserve))
-    out = {
-        "kind": "training", "step_time_s": e.step_time_s, "mfu": e.mfu, "hfu": e.hfu,
-        "model_tflops_per_gpu": e.model_tflops_per_gpu, "hardware_tflops_per_gpu": e.hardware_tflops_per_gpu,
-        "tokens_per_s": e.tokens_per_s, "tokens_per_s_per_gpu": e.tokens_per_s / (setup.tp * setup.pp * setup.dp *
-                                                                                 setup.cp),
-        "time_to_train_days": e.time_to_train_days, "comm_share": e.comm_share,
-        "scaling_efficiency": e.scaling_efficiency, "bubble_fraction": e.bubble_fraction,
-        "microbatches_per_step": e.microbatches, "breakdown": e.breakdown,
-        "memory_per_gpu_gb": {**asdict(mem), "total_gb": mem.total_gb, "hbm_gb": r.gpu.memory_gb},
-        "assumptions": e.assumptions,
-    }
-    rounded: dict[str, Any] = _round(out)
-    return rounded
+def estimate_training_design(topology: Topology) -> TrainingReport:
+    return training_report(topology, gpu_hour_usd(topology))
 
 
 def _utilization(topology: Topology) -> float:
@@ -153,7 +126,39 @@ def cost_per_million_tokens(topology: Topology, tokens_per_s_per_gpu: float) -> 
     return rate / (tokens_per_s_per_gpu * 3600 / 1e6)
 
 
-def estimate(topology: Topology) -> dict[str, Any]:
+@dataclass(frozen=True)
+class InferenceReport:
+    """The inference half as it computes today (a dict); typed by its own engineer."""
+
+    body: dict[str, Any]
+    kind: str = "inference"
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.body
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimate of one design: rules read the typed report, outputs its `as_dict()`."""
+
+    name: str
+    file: str
+    training: TrainingReport | None = None
+    inference: InferenceReport | None = None
+    version: int = ESTIMATE_VERSION
+
+    @property
+    def kind(self) -> str:
+        return "training" if self.training else "inference"
+
+    def as_dict(self) -> dict[str, Any]:
+        body = self.training.as_dict() if self.training else self.inference.as_dict() if self.inference else {}
+        rounded: dict[str, Any] = _round(body)
+        return {"version": self.version, "name": self.name, "file": self.file, **rounded}
+
+
+def estimate(topology: Topology) -> Estimate:
     r = topology.resolved
-    body = estimate_training_design(topology) if r.design.training else estimate_inference_design(topology)
-    return {"version": ESTIMATE_VERSION, "name": r.design.metadata.name, "file": r.file, **body}
+    if r.design.training:
+        return Estimate(r.design.metadata.name, r.file, training=estimate_training_design(topology))
+    return Estimate(r.design.metadata.name, r.file, inference=InferenceReport(estimate_inference_design(topology)))
