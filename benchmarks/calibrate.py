@@ -3,7 +3,7 @@ GPU type and precision, inside `training.bounds`, plus the shared scale constant
 --write put them into validator/data/efficiency.yaml (`training.sets` / `training.shared`), with each
 set's run count and held-out uncertainty when benchmarks/accuracy_training.py has measured it.
 
-Run: python benchmarks/calibrate.py [--rounds 2] [--iters 500] [--write] [--uncertainty FILE.json]
+Run: python benchmarks/calibrate.py [--rounds 3] [--iters 300] [--write] [--uncertainty FILE.json] [--keep]
 """
 
 from __future__ import annotations
@@ -44,13 +44,19 @@ def write(fit: Fit, counts: dict[str, int], uncertainty: dict[str, float]) -> No
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--iters", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=300)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--uncertainty", type=Path, help="per-set held-out uncertainty from accuracy_training.py")
+    parser.add_argument("--keep", action="store_true", help="keep the shipped constants (with --uncertainty)")
     opts = parser.parse_args()
     selected = runs()
-    fit = fit_all(selected, opts.rounds, opts.iters, log=lambda m: print(m, flush=True))
+    if opts.keep:
+        from benchmarks.accuracy_training import shipped
+
+        fit = shipped()
+    else:
+        fit = fit_all(selected, opts.rounds, opts.iters, log=lambda m: print(m, flush=True))
     counts: dict[str, int] = {}
     for r in selected:
         counts[own_key(r)] = counts.get(own_key(r), 0) + 1

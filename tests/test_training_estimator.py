@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import ROOT
 from tests.training_runs import runs
 from validator.derive.estimate.compute import head_compute, layer_compute
 from validator.derive.estimate.constants import (
@@ -120,7 +121,7 @@ def test_slowest_stage_sets_the_pace():
     s = _setup(model=_dense(8.0, layers=30), pp=4, dp=1, global_batch=8, gpu=CAT.gpu("h100-sxm"))
     c = training_constants("h100-sxm", "bf16")
     lc, head = layer_compute(s, c), head_compute(s, c)
-    per_layer = lc.train + lc.recompute + c.comm_contention * 0
+    per_layer = lc.train + lc.recompute
     slot = max(8 * per_layer, 7 * per_layer + head)
     e = estimate_training(s)
     assert e.stage_layers == (7, 8, 8, 7)
@@ -128,6 +129,17 @@ def test_slowest_stage_sets_the_pace():
     declared = estimate_training(dataclasses.replace(s, pipeline_layers=(6, 8, 8, 8)))
     assert declared.breakdown["bubble"] == pytest.approx(3 * (8 * per_layer + head))
     assert declared.step_time_s > e.step_time_s     # the LM head on a full stage is the slowest layout
+
+
+def test_overlap_declarations_hide_communication():
+    s = _setup(model=CAT.model("llama3-70b"), tp=8, dp=16, global_batch=128)
+    base = estimate_training(s)
+    tp = estimate_training(dataclasses.replace(s, tp_comm_overlap=True))
+    no_dp = estimate_training(dataclasses.replace(s, dp_comm_overlap=False))
+    assert tp.breakdown["tp"] < base.breakdown["tp"]
+    assert no_dp.breakdown["dp"] >= base.breakdown["dp"]
+    # without overlap the whole reduce-scatter + all-gather is on the critical path
+    assert no_dp.breakdown["dp"] > 0
 
 
 def test_interleaving_shrinks_the_bubble():
@@ -199,6 +211,7 @@ def setups(draw: st.DrawFn) -> TrainingSetup:
         global_batch=dp * mb * m, micro_batch=mb, precision=precision,
         recompute=draw(st.sampled_from(["none", "selective", "full"])),
         flash_attention=draw(st.booleans()), sequence_parallel=draw(st.booleans()),
+        tp_comm_overlap=draw(st.booleans()), dp_comm_overlap=draw(st.booleans()),
         sharding=Sharding(draw(st.integers(0, 3))),
         fabric=FabricPath(draw(st.sampled_from([100.0, 400.0, 800.0])),
                           (FabricTier(256, draw(st.sampled_from([1.0, 3.0]))), FabricTier(8192, 1.0),
@@ -307,3 +320,29 @@ def test_uncalibrated_gpu_says_so_with_a_wider_uncertainty():
     assert not c.calibrated
     assert c.uncertainty >= training_table()["uncalibrated_uncertainty"]
     assert c.uncertainty > training_constants("h100-sxm", "bf16").uncertainty
+
+
+# ---------------------------------------------------------------- accuracy (regression guard)
+
+# in-sample median |error| per family with the shipped constants, from benchmarks/accuracy_training.py
+# (docs/estimator.md), plus 1.5 points of slack: a change that makes a family worse must say so
+IN_SAMPLE_MEDIAN = {"korthikanti": 0.122, "narayanan": 0.043, "nemo-24.07": 0.046, "megatron-bridge": 0.125,
+                    "nemo-25": 0.058, "nemo-long-context": 0.007, "megatron-lm": 0.064, "llama3": 0.0,
+                    "megascale": 0.080, "torchtitan": 0.082, "automodel": 0.202, "llm-foundry": 0.082,
+                    "historical": 0.128}
+
+
+def test_in_sample_error_per_family_does_not_regress():
+    by: dict[str, list[float]] = {}
+    for r in runs():
+        by.setdefault(r.family, []).append(abs(estimate_training(r.setup).step_time_s / r.step_time_s - 1))
+    assert set(by) == set(IN_SAMPLE_MEDIAN)
+    for family, errs in by.items():
+        errs.sort()
+        median = (errs[(len(errs) - 1) // 2] + errs[len(errs) // 2]) / 2
+        assert median <= IN_SAMPLE_MEDIAN[family] + 0.015, f"{family}: median {median:.3f}"
+
+
+def test_the_held_out_table_is_published():
+    text = (ROOT / "docs" / "estimator.md").read_text()
+    assert "| family | runs | GPUs | in-sample median | in-sample max | held-out median | held-out max |" in text

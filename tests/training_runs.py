@@ -5,8 +5,9 @@ Every row is compared on step time. Where a source publishes only TFLOP/s (or MF
 convention turns it back into a step time (`CONVENTION`), so no comparison mixes conventions. Where a
 row leaves a setting blank, the assumption is written here once, for every row of a family alike:
 micro-batch 1; fused (flash) attention and sequence parallelism except in the 2021-22 Megatron runs,
-BLOOM and MT-NLG; recomputation blank = selective; Megatron-family gradients reduced in fp32 (the
-Megatron-Bridge mixed-precision recipes), LLM Foundry `mixed_precision=DEFAULT` reduces in fp32 too.
+BLOOM and MT-NLG; recomputation blank = none (a recipe that recomputes usually says so); NeMo and
+Megatron-Bridge gradients reduced in fp32 (their mixed-precision recipes), LLM Foundry's
+`mixed_precision=DEFAULT` too; the rest in FAMILY_DEFAULTS, LEGACY_DP, ASSUMED_VPP and _tp_overlap.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ def sharding_of(d: dict[str, str], family: str, dp: int, cp: int) -> Sharding:
 def recompute_of(d: dict[str, str]) -> tuple[str, float]:
     text = d.get("recompute", "").lower()
     if not text:
-        return "selective", 1.0
+        return "none", 1.0
     if text.startswith("none") or text.startswith("no "):
         return "none", 1.0
     if "selective layer" in text:
@@ -233,7 +234,9 @@ def setup_of(d: dict[str, str], family: str) -> TrainingSetup:
     gpu = gpu_of(d["gpu"])
     n = int(d["num_gpus"])
     tp, pp, cp = _int(d, "tp", 1), _int(d, "pp", 1), _int(d, "cp", 1)
-    dp = n // (tp * pp * cp)                  # the B200 long-context rows print a DP 4x too small
+    # the B200 long-context rows print a #GPUs 4x the product of their parallelism; the printed degrees
+    # are kept (they give every row a global batch >= DP; TFLOP/s per GPU holds either way)
+    dp = _int(d, "dp", 1) if d["id"].startswith("T-NEMOLS-B200") else n // (tp * pp * cp)
     domain = 72 if gpu.id in ("gb200", "gb300") else 8
     gbps = 800.0 if gpu.id in ("gb300", "b300") else 200.0 if gpu.id.startswith("a100") else 400.0
     recompute, share = recompute_of(d)
@@ -245,8 +248,24 @@ def setup_of(d: dict[str, str], family: str) -> TrainingSetup:
         vpp=_int(d, "vpp", ASSUMED_VPP.get(family, 1)),
         seq=int(d["seq_len"]), global_batch=_global_batch(d, dp), micro_batch=_micro_batch(d, family, dp, pp),
         precision=precision_of(d["precision"]), recompute=recompute, recompute_share=share,
-        sequence_parallel=tp > 1 and sp, flash_attention=flash, sharding=sharding_of(d, family, dp, cp),
+        sequence_parallel=tp > 1 and sp, tp_comm_overlap=tp > 1 and _tp_overlap(d, family),
+        dp_comm_overlap=family not in LEGACY_DP,
+        flash_attention=flash, sharding=sharding_of(d, family, dp, cp),
         fabric=reference_fabric(gbps, domain))
+
+
+# Megatron-LM before its --overlap-grad-reduce / --overlap-param-gather (late 2023) reduced gradients after
+# backward: the 2021-22 runs, BLOOM / MT-NLG (Megatron-DeepSpeed) and MegaScale's Megatron-LM baseline
+# (whose DP overlap is one of MegaScale's own contributions)
+LEGACY_DP = ("korthikanti", "narayanan", "historical", "megascale")
+
+
+def _tp_overlap(d: dict[str, str], family: str) -> bool:
+    """TP communication overlap: stated by the Megatron-LM README ("--tp-comm-overlap") and the torchtitan
+    async-TP rows; the default of the Megatron-Core / NeMo performance recipes."""
+    if family in ("megatron-lm", "megatron-bridge", "nemo-25", "nemo-24.07", "nemo-long-context"):
+        return True
+    return "asynctp" in d["id"].lower().replace("-", "") or "asynctp" in d["note"].lower().replace(" ", "")
 
 
 def convention_flops(run_family: str, s: TrainingSetup) -> float:
@@ -290,12 +309,34 @@ def _rows() -> list[dict[str, str]]:
     return out
 
 
+def _config(d: dict[str, str]) -> tuple[str, ...]:
+    """What makes two Megatron-Bridge rows the same configuration, whatever the release."""
+    keys = ("table", "model", "gpu", "num_gpus", "precision", "tp", "pp", "dp", "cp", "ep", "vpp", "global_batch",
+            "micro_batch", "seq_len")
+    table = re.sub(r"^\d\d\.\d\d ", "", d["table"])
+    return (table, *(d[k] for k in keys[1:]), precision_of(d["precision"]))
+
+
+def _superseded() -> dict[str, str]:
+    """Megatron-Bridge rows re-measured by a later release of the same table: the release that supersedes
+    each. The estimator models current software; older releases of a configuration measure older code
+    (MoE rows of one configuration speed up by up to 1.8x between 25.09 and 26.08)."""
+    newest: dict[tuple[str, ...], str] = {}
+    for d in _rows():
+        if d["id"].startswith("T-MB"):
+            key = _config(d)
+            newest[key] = max(newest.get(key, d["id"]), d["id"], key=lambda i: i.split("-")[1])
+    return {d["id"]: newest[_config(d)] for d in _rows() if d["id"].startswith("T-MB") and
+            newest[_config(d)] != d["id"]}
+
+
 @cache
 def runs() -> tuple[Run, ...]:
     out = []
+    superseded = _superseded()
     for d in _rows():
         family = family_of(d["id"])
-        if family is None:
+        if family is None or d["id"] in superseded:
             continue
         s = setup_of(d, family)
         step, basis = published_step(d, family, s)
@@ -304,8 +345,9 @@ def runs() -> tuple[Run, ...]:
 
 
 def excluded() -> list[tuple[str, str]]:
-    return [(d["id"], next(v for k, v in EXCLUDED.items() if d["id"].startswith(k)))
-            for d in _rows() if family_of(d["id"]) is None]
+    out = [(d["id"], next(v for k, v in EXCLUDED.items() if d["id"].startswith(k)))
+           for d in _rows() if family_of(d["id"]) is None]
+    return out + [(rid, f"re-measured by {newer}") for rid, newer in _superseded().items()]
 
 
 def with_fabric(run: Run, gbps: float) -> TrainingSetup:
@@ -322,6 +364,7 @@ def design_training(run: Run) -> Training:
         "model": "run", "sequence_length": s.seq, "global_batch": s.global_batch, "micro_batch": s.micro_batch,
         "precision": s.precision, "zero_stage": s.sharding.stage, "sharding_group": s.sharding.group,
         "recompute": s.recompute, "recompute_layers": recompute_layers, "flash_attention": s.flash_attention,
+        "dp_comm_overlap": s.dp_comm_overlap,
         "pipeline_layers": list(s.pipeline_layers) if s.pipeline_layers else None,
         "parallelism": {"tp": s.tp, "pp": s.pp, "dp": s.dp, "cp": s.cp, "ep": s.ep, "vpp": s.vpp,
-                        "sequence_parallel": s.sequence_parallel}})
+                        "sequence_parallel": s.sequence_parallel, "tp_comm_overlap": s.tp_comm_overlap}})

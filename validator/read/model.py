@@ -306,6 +306,8 @@ class Parallelism(_Model):
     ep: Count = Field(1, description="Expert parallel degree (MoE); experts are sharded over DP x CP ranks.")
     vpp: Count = Field(1, description="Virtual pipeline stages per rank (interleaved 1F1B).")
     sequence_parallel: bool = Field(True, description="Megatron sequence parallelism with TP.")
+    tp_comm_overlap: bool = Field(False, description="TP collectives overlapped with the GEMMs (Transformer Engine "
+                                  "userbuffers, torch async TP), as Megatron-Core recipes enable on Hopper and later.")
 
 
 class Checkpoint(_Model):
@@ -336,6 +338,9 @@ class Training(_Model):
     zero_stage: Annotated[int, Field(ge=0, le=3)] = Field(
         1, description="ZeRO stage / distributed optimizer: 0 none, 1 optimizer states, 2 + gradients, "
         "3 + parameters (FSDP).")
+    dp_comm_overlap: bool = Field(True, description="Overlap the data-parallel gradient reduction and parameter "
+                                  "gathers with backward and forward (Megatron --overlap-grad-reduce / "
+                                  "--overlap-param-gather, FSDP prefetch).")
     sharding_group: Count | None = Field(
         None, description="HSDP: with zero_stage 3, shard within groups of this many data-parallel ranks and "
         "replicate across groups (default: shard across all DP x CP ranks).")

@@ -115,9 +115,9 @@ def layer_compute(s: TrainingSetup, c: TrainingConstants) -> LayerCompute:
     elif s.recompute == "selective" and not s.flash_attention:
         softmax = 5 * s.model.heads * s.seq * tokens / s.tp
         recompute = attention + c.elementwise_factor * softmax / hbm
-    elif s.recompute == "selective":      # the norms and the MLP activation, read and written again
+    elif s.recompute == "selective":      # the norms and the MLP activation, read and written once more
         h = s.model.hidden
-        recompute = c.elementwise_factor * tokens * (2 * 2 * h + 2 * 2 * _ffn_per_token(s.model)) / s.tp / hbm
+        recompute = tokens * (2 * 2 * h + 2 * 2 * _ffn_per_token(s.model)) / s.tp / hbm
     else:
         recompute = 0.0
     return LayerCompute(forward=forward, attention=attention, recompute=recompute, gemm_efficiency=eff)

@@ -18,8 +18,8 @@ from validator.base.resources import load_data
 # the fitted training constants: per GPU and precision (how fast its kernels run), and shared by every
 # set (how far the frameworks overlap communication, and the scale effects)
 FITTED = ("gemm_max", "gemm_half_gflop", "attention_efficiency", "elementwise_factor")
-SHARED = ("tp_exposed", "pp_exposed", "ep_exposed", "comm_contention", "layer_overhead_us", "tier_efficiency",
-          "straggler_cv")
+SHARED = ("tp_exposed", "tp_overlap_exposed", "pp_exposed", "ep_exposed", "comm_contention", "layer_overhead_us",
+          "tier_efficiency", "straggler_cv")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class TrainingConstants:
     attention_efficiency: float   # share of 16-bit peak a fused attention kernel reaches, forward and backward
     elementwise_factor: float     # passes over the Korthikanti activation bytes at HBM speed (norms, activations)
     tp_exposed: float             # share of TP collective time on the critical path
+    tp_overlap_exposed: float     # the same with TP communication overlap declared
     pp_exposed: float             # share of pipeline send/receive time on the critical path
     ep_exposed: float             # share of expert all-to-all time on the critical path
     comm_contention: float        # compute slowdown per second of overlapped communication (shared SMs, HBM)

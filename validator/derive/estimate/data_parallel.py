@@ -97,6 +97,8 @@ def dp_cost(s: TrainingSetup, c: TrainingConstants, forward: float, backward: fl
     traffic = dp_traffic(s)
     if s.dp * s.cp <= 1:
         return DpCost(traffic, 0.0, 0.0)
+    if not s.dp_comm_overlap:             # reduced after backward, gathered before forward: nothing hidden
+        forward = backward = first_layer = 0.0
     g, _ = _groups(s) if s.sharding.stage == 3 else (s.dp * s.cp, 1)
     stride = s.tp * s.cp if s.cp == 1 else s.tp          # DP x CP ranks reduce together: stride TP
     shard_link = link(s, c, s.tp * s.cp * g, stride)
@@ -112,6 +114,6 @@ def dp_cost(s: TrainingSetup, c: TrainingConstants, forward: float, backward: fl
         return DpCost(traffic, gather + reduce, exposed)
     m = s.microbatches
     ag, rs = gather / (2 * m) + lat, reduce / m + lat
-    per_mb = _overlap(ag, forward, c) + _overlap(ag + rs, backward, c) + first_layer * ag
+    per_mb = _overlap(ag, forward, c) + _overlap(ag + rs, backward, c) + first_layer * ag * bool(forward)
     exposed = m * per_mb + _overlap(replicate, backward, c)
     return DpCost(traffic, m * (2 * ag + rs) + replicate, exposed)

@@ -87,6 +87,8 @@ class TrainingSetup:
     recompute: str = "selective"      # none | selective | full
     recompute_share: float = 1.0      # share of layers fully recomputed (recompute: full)
     sequence_parallel: bool = True
+    tp_comm_overlap: bool = False     # TP collectives overlapped with the GEMMs (TE userbuffers, async TP)
+    dp_comm_overlap: bool = True      # DP collectives overlapped with backward/forward (bucketed, prefetched)
     flash_attention: bool = True
     sharding: Sharding = field(default_factory=Sharding)
     fabric: FabricPath = field(default_factory=lambda: reference_fabric(400.0))

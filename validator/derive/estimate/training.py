@@ -64,7 +64,7 @@ class _Slot:
 def _slot(s: TrainingSetup, c: TrainingConstants) -> _Slot:
     lc = layer_compute(s, c)
     tp, cp, ep = tp_time(s, c), cp_time(s, c, lc.attention), ep_time(s, c)
-    tp_exp, ep_exp = tp * c.tp_exposed, ep * c.ep_exposed
+    tp_exp, ep_exp = tp * (c.tp_overlap_exposed if s.tp_comm_overlap else c.tp_exposed), ep * c.ep_exposed
     per_layer = lc.train + lc.recompute + tp_exp + cp + ep_exp + c.comm_contention * ((tp - tp_exp) + (ep - ep_exp))
     head = head_compute(s, c)
     stages = s.stage_layers
@@ -129,7 +129,8 @@ def _assumptions(s: TrainingSetup, c: TrainingConstants) -> dict[str, Any]:
         "constants": c.key, "calibrated": c.calibrated, "uncertainty_pct": round(100 * c.uncertainty, 1),
         "gemm_efficiency_max": c.gemm_max, "gemm_half_gflop": c.gemm_half_gflop,
         "attention_efficiency": c.attention_efficiency, "elementwise_factor": c.elementwise_factor,
-        "tp_exposed": c.tp_exposed, "pp_exposed": c.pp_exposed, "ep_exposed": c.ep_exposed,
+        "tp_exposed": c.tp_overlap_exposed if s.tp_comm_overlap else c.tp_exposed, "pp_exposed": c.pp_exposed,
+        "ep_exposed": c.ep_exposed,
         "comm_contention": c.comm_contention, "layer_overhead_us": c.layer_overhead_us,
         "tier_efficiency": c.tier_efficiency, "straggler_cv": c.straggler_cv,
         "nvlink_efficiency": c.nvlink_efficiency, "fabric_efficiency": c.fabric_efficiency,

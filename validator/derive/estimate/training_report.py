@@ -44,7 +44,8 @@ def training_setup(topology: Topology) -> TrainingSetup:
     return TrainingSetup(
         model=r.model, gpu=r.gpu, tp=p.tp, pp=p.pp, dp=p.dp, cp=p.cp, ep=p.ep, vpp=p.vpp, seq=t.sequence_length,
         global_batch=t.global_batch, micro_batch=t.micro_batch, precision=t.precision, recompute=t.recompute,
-        recompute_share=share, sequence_parallel=p.sequence_parallel and p.tp > 1,
+        recompute_share=share, sequence_parallel=p.sequence_parallel and p.tp > 1, tp_comm_overlap=p.tp_comm_overlap,
+        dp_comm_overlap=t.dp_comm_overlap,
         flash_attention=t.flash_attention, sharding=Sharding(t.zero_stage, t.sharding_group),
         fabric=fabric_path(topology), pipeline_layers=tuple(t.pipeline_layers) if t.pipeline_layers else None,
         activation_offload=t.activation_offload, tokens=t.tokens)
