@@ -20,6 +20,7 @@ from validator.check.context import Context
 from validator.check.registry import RULES
 from validator.derive import Derived
 from validator.derive.estimate.training_memory import training_memory
+from validator.derive.estimate.training_report import fabric_path, training_report
 from validator.pipeline import analyze
 from validator.read.model import Training
 
@@ -147,3 +148,23 @@ def test_typed_estimate_reaches_rules_and_json():
     jsonschema.Draft202012Validator(json.loads((ROOT / "schemas" / "estimate.schema.json").read_text())).validate(data)
     assert data["time_to_train_days"] == pytest.approx(data["time_to_train_ideal_days"] / data["goodput"], rel=2e-3)
     assert data["calibrated"] is True and data["mfu_full_attention"] > data["mfu"]
+
+
+def test_fabric_path_from_the_topology():
+    # DGX H100 SuperPOD, rail-optimized: 8 x 400G per DGX = 400 Gb/s per GPU; a 64-port QM9700 leaf of one
+    # rail serves 32 DGX (32 down, 32 up, 1:1) = 256 GPUs below it; the spine tier is the top.
+    design = yaml.safe_load((ROOT / "designs" / "superpod-h100-4su.yaml").read_text())
+    path = fabric_path(topology_of(design))
+    assert path.gbps_per_gpu == 400 and path.nvlink_domain == 8
+    assert (path.tiers[0].reach_gpus, path.tiers[0].ratio) == (256, 1.0)
+    assert path.levels(8) == 0 and path.levels(256) == 1 and path.levels(257) == 2
+    # tapered 3:1, the leaf has 48 down and 16 up: 48 DGX = 384 GPUs below it, and the collectives that
+    # climb to the spine (the pipeline sends of 8 x 31 x 2 GPUs) slow the step
+    design["fabrics"]["compute"]["oversubscription"] = "3:1"
+    tapered_topology = topology_of(design)
+    tapered = fabric_path(tapered_topology)
+    assert (tapered.tiers[0].reach_gpus, tapered.tiers[0].ratio) == (384, 3.0)
+    assert tapered.taper(500) == 3.0 and tapered.taper(300) == 1.0
+    flat = training_report(topology_of(yaml.safe_load((ROOT / "designs" / "superpod-h100-4su.yaml").read_text())),
+                           None)
+    assert training_report(tapered_topology, None).estimate.step_time_s > flat.estimate.step_time_s
