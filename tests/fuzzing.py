@@ -7,6 +7,7 @@ truncate the file, flip bytes, or wrap everything in YAML anchors.
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 import traceback
@@ -57,7 +58,7 @@ def mutate_tree(data: Any, rng: random.Random) -> Any:
         elif op < 0.45 and isinstance(parent[key], int | float) and not isinstance(parent[key], bool):
             parent[key] = parent[key] * rng.choice([0, -1, 2, 7, 1000, 10**9])
         else:
-            parent[key] = rng.choice(ODD_VALUES)
+            parent[key] = copy.deepcopy(rng.choice(ODD_VALUES))   # never share (and grow) one value
     return data
 
 

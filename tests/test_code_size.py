@@ -21,8 +21,6 @@ SCANNED = ("validator", "tests", "benchmarks")
 
 # (file, function or "<file>") -> why it may exceed the limits for now
 ALLOWED = {
-    # the training estimate is being rewritten on the issue-14 branch, whose engineer meets the limits there
-    ("validator/derive/estimate/training.py", "estimate_training"): "issue 14 rewrites the training estimate",
 }
 
 

@@ -17,6 +17,7 @@ from validator.check.rules import (
     disaggregation_transport,
     even_striping,
     expert_parallel_domain,
+    expert_parallel_fabric,
     fleet_capacity,
     kv_concurrency,
     latency_targets,
@@ -81,6 +82,7 @@ RULES: tuple[Rule, ...] = (
     spine_resilience.RULE,
     unpriced_lines.RULE,
     unknown_power.RULE,
+    expert_parallel_fabric.RULE,
     waiver_policy.RULE,
 )
 

@@ -262,10 +262,25 @@ class Parallelism(Model):
     ep: Count = Field(1, description="Expert parallel degree (MoE); experts are sharded over DP x CP ranks.")
     vpp: Count = Field(1, description="Virtual pipeline stages per rank (interleaved 1F1B).")
     sequence_parallel: bool = Field(True, description="Megatron sequence parallelism with TP.")
+    tp_comm_overlap: bool = Field(False, description="TP collectives overlapped with the GEMMs (Transformer Engine "
+                                  "userbuffers, torch async TP), as Megatron-Core recipes enable on Hopper and later.")
 
 
 class Checkpoint(Model):
     write_target_s: Positive = Field(description="A full checkpoint must be written within this time, seconds.")
+    interval_minutes: Positive | None = Field(
+        None, description="Training time between checkpoints (default: Young's optimum from the write time and "
+        "the interruption rate).")
+    async_save: bool = Field(False, description="Asynchronous save: training waits only for the copy to host "
+                             "memory, not for the storage write.")
+
+
+class Goodput(Model):
+    interruptions_per_gpu_hour: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Job interruptions per GPU-hour (default: Llama 3's 419 in 54 days on 16,384 GPUs).")
+    restart_minutes: Annotated[float, Field(ge=0, le=10_000)] | None = Field(
+        None, description="Time from an interruption to training again, before the checkpoint is read (default "
+        "from validator/data/reliability.yaml).")
 
 
 class Training(Model):
@@ -279,11 +294,27 @@ class Training(Model):
     zero_stage: Annotated[int, Field(ge=0, le=3)] = Field(
         1, description="ZeRO stage / distributed optimizer: 0 none, 1 optimizer states, 2 + gradients, "
         "3 + parameters (FSDP).")
+    dp_comm_overlap: bool = Field(True, description="Overlap the data-parallel gradient reduction and parameter "
+                                  "gathers with backward and forward (Megatron --overlap-grad-reduce / "
+                                  "--overlap-param-gather, FSDP prefetch).")
+    sharding_group: Count | None = Field(
+        None, description="HSDP: with zero_stage 3, shard within groups of this many data-parallel ranks and "
+        "replicate across groups (default: shard across all DP x CP ranks).")
     recompute: Recompute = Field(Recompute.selective, description="Activation recomputation.")
+    recompute_layers: NonNegCount | None = Field(
+        None, description="With recompute: full, recompute only this many layers per pipeline stage "
+        "(Megatron --recompute-num-layers); default all.")
+    activation_offload: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.0, description="Share of activation memory offloaded to host memory during forward.")
+    pipeline_layers: Annotated[list[NonNegCount], Field(max_length=4096)] | None = Field(
+        None, description="Layers on each pipeline stage, first to last (uneven stages, as Megatron-LM's "
+        "--decoder-first/last-pipeline-num-layers allow); default: even, the shortfall on the first and last.")
     flash_attention: bool = Field(True, description="Fused attention (no s^2 activation memory).")
     tokens: Annotated[float, Field(gt=0, le=1e16)] | None = Field(
         None, description="Token budget of the run (for time-to-train), e.g. 15e12.")
-    checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target.")
+    checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target and interval.")
+    goodput: Goodput | None = Field(None, description="Interruption rate and restart time for goodput and "
+                                    "time-to-train (defaults from published large runs).")
 
 
 # ---------------------------------------------------------------- costs and waivers

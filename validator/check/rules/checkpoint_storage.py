@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.memory import precision_bytes
+from validator.derive.estimate.goodput import reliability
 
 
 def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
@@ -15,7 +15,9 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
     storage write bandwidth.
 
     Source: Rajbhandari et al., "ZeRO" (SC 2020): 12 bytes of fp32 optimizer state per parameter;
-    NVIDIA DGX SuperPOD RA, Storage Architecture (local NVMe cache plus a parallel file system).
+    NVIDIA DGX SuperPOD RA, Storage Architecture (local NVMe cache plus a parallel file system);
+    validator/data/reliability.yaml. The write time also sets the goodput and time-to-train of
+    `clusterplan estimate`.
     Fix: add `storage: {type: parallel-fs, write_gbytes_s: ...}` with enough write bandwidth.
     Example:
         storage: {type: parallel-fs, write_gbytes_s: 0.1}   # a 112 GB checkpoint takes 19 minutes
@@ -29,7 +31,7 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
         yield Hit("storage write bandwidth is not given; checkpoint time cannot be checked", ("storage", "type"),
                   severity="warning")
         return
-    size_gb = ctx.resolved.model.params_b * (precision_bytes("bf16") + 12)
+    size_gb = ctx.resolved.model.params_b * reliability("checkpoint_bytes_per_parameter")
     seconds = size_gb / storage.write_gbytes_s
     target = t.checkpoint.write_target_s if t.checkpoint else ctx.threshold("checkpoint_write_target_s")
     if seconds > target:

@@ -4,13 +4,11 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from validator.base.resources import load_data
 from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
-from validator.derive.estimate.memory import training_memory
-from validator.derive.estimate.training import TrainingSetup, estimate_training
+from validator.derive.estimate.training_report import TrainingReport, training_report
 from validator.expand.topology import Topology
 
 if TYPE_CHECKING:
@@ -21,7 +19,8 @@ BomSource = Callable[[], "Bom"]
 
 
 def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
-    """Scale-out bandwidth per GPU, divided by the worst oversubscription of the fabric's tiers."""
+    """Scale-out bandwidth per GPU (links at the fabric's speed), divided by the worst oversubscription of
+    the fabric's tiers."""
     r = topology.resolved
     fab = r.fabrics.get(fabric)
     if fab is None or not fab.links_per_server:
@@ -33,46 +32,20 @@ def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
     return per_gpu / ratio
 
 
-def training_setup(topology: Topology) -> TrainingSetup:
-    r = topology.resolved
-    t = r.training
-    p = t.parallelism
-    return TrainingSetup(model=r.model, gpu=r.gpu, gpus=topology.gpus, tp=p.tp, pp=p.pp, dp=p.dp, cp=p.cp,
-                         ep=p.ep, vpp=p.vpp, seq=t.sequence_length, global_batch=t.global_batch,
-                         micro_batch=t.micro_batch, precision=t.precision, recompute=t.recompute,
-                         sequence_parallel=p.sequence_parallel, flash_attention=t.flash_attention,
-                         zero_stage=t.zero_stage, nvlink_domain=r.nvlink_domain_gpus,
-                         fabric_gbps_per_gpu=fabric_gbps_per_gpu(topology), tokens=t.tokens)
-
-
 def _round(x: Any, digits: int = 4) -> Any:
     """Four significant digits: estimates are not more precise, and goldens stay stable."""
     if isinstance(x, float):
         return float(f"{x:.{digits}g}")
     if isinstance(x, dict):
         return {k: _round(v, digits) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_round(v, digits) for v in x]
     return x
 
 
-def estimate_training_design(topology: Topology) -> dict[str, Any]:
-    r = topology.resolved
-    setup = training_setup(topology)
-    e = estimate_training(setup)
-    reserve = float(load_data("thresholds.yaml")["thresholds"]["memory_reserve_gb"]["value"])
-    mem = training_memory(r.model, r.training, r.design.thresholds.get("memory_reserve_gb", reserve))
-    out = {
-        "kind": "training", "step_time_s": e.step_time_s, "mfu": e.mfu, "hfu": e.hfu,
-        "model_tflops_per_gpu": e.model_tflops_per_gpu, "hardware_tflops_per_gpu": e.hardware_tflops_per_gpu,
-        "tokens_per_s": e.tokens_per_s, "tokens_per_s_per_gpu": e.tokens_per_s / (setup.tp * setup.pp * setup.dp *
-                                                                                 setup.cp),
-        "time_to_train_days": e.time_to_train_days, "comm_share": e.comm_share,
-        "scaling_efficiency": e.scaling_efficiency, "bubble_fraction": e.bubble_fraction,
-        "microbatches_per_step": e.microbatches, "breakdown": e.breakdown,
-        "memory_per_gpu_gb": {**asdict(mem), "total_gb": mem.total_gb, "hbm_gb": r.gpu.memory_gb},
-        "assumptions": e.assumptions,
-    }
-    rounded: dict[str, Any] = _round(out)
-    return rounded
+def estimate_training_design(topology: Topology, bom: BomSource | None = None) -> TrainingReport:
+    """The training estimate (validator/derive/estimate/training_report.py), cost from gpu_hour_usd()."""
+    return training_report(topology, gpu_hour_usd(topology, bom))
 
 
 def estimate_inference_design(topology: Topology, bom: BomSource | None = None) -> InferenceEstimate:
@@ -90,28 +63,31 @@ def gpu_hour_usd(topology: Topology, bom: BomSource | None = None) -> float | No
     return cost.gpu_hour_usd(topology, bom() if bom is not None else build_bom(topology))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Estimate:
-    """The estimate of one design: `training` (a dict today) or `inference` (typed)."""
+    """The estimate of one design: rules read the typed report (`training` or `inference`), outputs its
+    `as_dict()` (schemas/estimate.schema.json)."""
 
-    version: int
     name: str
     file: str
-    kind: str
-    training: dict[str, Any] | None = None
+    training: TrainingReport | None = None
     inference: InferenceEstimate | None = None
+    version: int = ESTIMATE_VERSION
+
+    @property
+    def kind(self) -> str:
+        return "training" if self.training is not None else "inference"
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON of `clusterplan estimate --format json` (schemas/estimate.schema.json)."""
-        body = self.training if self.training is not None else \
-            (_round(self.inference.as_dict()) if self.inference is not None else {})
-        return {"version": self.version, "name": self.name, "file": self.file, "kind": self.kind, **body}
+        body = self.training.as_dict() if self.training is not None else \
+            self.inference.as_dict() if self.inference is not None else {}
+        rounded: dict[str, Any] = _round(body)
+        return {"version": self.version, "name": self.name, "file": self.file, **rounded, "kind": self.kind}
 
 
 def estimate(topology: Topology, bom: BomSource | None = None) -> Estimate:
     """`bom` gives the design's BOM for the cost per GPU-hour (Derived passes its own; else it is built)."""
     r = topology.resolved
-    name, file = r.design.metadata.name, r.file
     if r.design.training:
-        return Estimate(ESTIMATE_VERSION, name, file, "training", training=estimate_training_design(topology))
-    return Estimate(ESTIMATE_VERSION, name, file, "inference", inference=estimate_inference_design(topology, bom))
+        return Estimate(r.design.metadata.name, r.file, training=estimate_training_design(topology, bom))
+    return Estimate(r.design.metadata.name, r.file, inference=estimate_inference_design(topology, bom))

@@ -1,50 +1,100 @@
-"""The estimator's efficiency constants, from validator/data/efficiency.yaml (one set per GPU type and
-precision; GPUs without their own set use `default`)."""
+"""The estimator's efficiency constants, from validator/data/efficiency.yaml.
+
+Training: one fitted set per GPU type and precision (`training.sets`), each constant inside the
+physically plausible range `training.bounds` (the fit cannot leave it and a test checks it). A GPU or
+precision without published runs borrows a lender's set (`training.lenders`) and says so: the estimate
+is then marked uncalibrated and carries a wider uncertainty. Inference: one set per GPU and precision
+(`inference`), GPUs without their own use `default`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from validator.base.resources import load_data
 
+# the fitted training constants: per GPU and precision (how fast its kernels run), and shared by every
+# set (how far the frameworks overlap communication, and the scale effects)
+FITTED = ("gemm_max", "gemm_half_gflop", "attention_efficiency", "elementwise_factor")
+SHARED = ("tp_exposed", "tp_overlap_exposed", "pp_exposed", "ep_exposed", "comm_contention", "layer_overhead_us",
+          "tier_efficiency", "straggler_cv")
+
 
 @dataclass(frozen=True)
-class Constants:
-    gemm_max: float
-    gemm_half_gflop: float
+class TrainingConstants:
+    gemm_max: float               # share of dense peak the largest GEMMs reach
+    gemm_half_gflop: float        # GFLOPs of one layer's matmuls (one GPU, one micro-batch) at half of gemm_max
+    attention_efficiency: float   # share of 16-bit peak a fused attention kernel reaches, forward and backward
+    elementwise_factor: float     # passes over the Korthikanti activation bytes at HBM speed (norms, activations)
+    tp_exposed: float             # share of TP collective time on the critical path
+    tp_overlap_exposed: float     # the same with TP communication overlap declared
+    pp_exposed: float             # share of pipeline send/receive time on the critical path
+    ep_exposed: float             # share of expert all-to-all time on the critical path
+    comm_contention: float        # compute slowdown per second of overlapped communication (shared SMs, HBM)
+    layer_overhead_us: float      # fixed cost per layer per micro-batch per pass (launches, synchronisation)
+    tier_efficiency: float        # bandwidth kept per extra switch tier climbed (ECMP collisions, congestion)
+    straggler_cv: float           # per-node step-time jitter; the step waits for the slowest node
     nvlink_efficiency: float
     fabric_efficiency: float
     nvlink_latency_s: float
     fabric_latency_s: float
-    tp_exposed: float
-    pp_exposed: float
-    dp_overlap: float
-    elementwise_factor: float
-    decode_memory_efficiency: float
-    prefill_efficiency: float
-    layer_overhead_s: float
-    decode_context_share: float
-    source: str
+    key: str                      # the set used, "gpu/precision"
+    calibrated: bool              # False: borrowed from `key`, this GPU/precision has no published run
+    uncertainty: float            # stated relative uncertainty of a step time with this set
+
+    @property
+    def layer_overhead_s(self) -> float:
+        return self.layer_overhead_us / 1e6
+
+
+def _comm() -> dict[str, float]:
+    return {k: float(v["value"]) for k, v in load_data("efficiency.yaml")["communication"].items()}
+
+
+def training_table() -> dict[str, Any]:
+    table: dict[str, Any] = load_data("efficiency.yaml")["training"]
+    return table
+
+
+def bounds() -> dict[str, tuple[float, float]]:
+    return {k: (float(v[0]), float(v[1])) for k, v in training_table()["bounds"].items()}
+
+
+def resolve_set(sets: dict[str, dict[str, Any]], gpu: str, precision: str) -> tuple[str, bool]:
+    """The set ("gpu/precision") a GPU and precision use, and whether it is their own."""
+    t = training_table()
+    prec = t["precision_alias"].get(precision, precision)
+    gpu_chain = [gpu]
+    while gpu_chain[-1] in t["lenders"] and len(gpu_chain) < 5:
+        gpu_chain.append(t["lenders"][gpu_chain[-1]])
+    prec_chain = [prec]
+    while prec_chain[-1] in t["precision_lenders"] and len(prec_chain) < 5:
+        prec_chain.append(t["precision_lenders"][prec_chain[-1]])
+    for p in prec_chain:
+        for g in gpu_chain:
+            if f"{g}/{p}" in sets:
+                return f"{g}/{p}", g == gpu and p == prec
+    return "prior", False
+
+
+def make_training_constants(values: dict[str, float], key: str, calibrated: bool,
+                            uncertainty: float) -> TrainingConstants:
+    comm = _comm()
+    return TrainingConstants(
+        **{k: float(values[k]) for k in (*FITTED, *SHARED)},
+        nvlink_efficiency=comm["nvlink_efficiency"], fabric_efficiency=comm["fabric_efficiency"],
+        nvlink_latency_s=comm["nvlink_latency_us"] / 1e6, fabric_latency_s=comm["fabric_latency_us"] / 1e6,
+        key=key, calibrated=calibrated, uncertainty=uncertainty)
 
 
 @cache
-def constants_for(gpu: str, precision: str) -> Constants:
-    data = load_data("efficiency.yaml")
-    table = data["gemm"].get(gpu, data["gemm"]["default"])
-    gemm = table.get(precision) or data["gemm"]["default"][precision]
-    comm = {k: float(v["value"]) for k, v in data["communication"].items()}
-    inf_table = data["inference"].get(gpu, data["inference"]["default"])
-    inf = inf_table.get(precision) or data["inference"]["default"][precision]
-    return Constants(
-        gemm_max=float(gemm["max"]), gemm_half_gflop=float(gemm["half_gflop"]),
-        nvlink_efficiency=comm["nvlink_efficiency"], fabric_efficiency=comm["fabric_efficiency"],
-        nvlink_latency_s=comm["nvlink_latency_us"] / 1e6, fabric_latency_s=comm["fabric_latency_us"] / 1e6,
-        tp_exposed=float(gemm["tp_exposed"]), pp_exposed=float(gemm["pp_exposed"]),
-        dp_overlap=float(gemm["dp_overlap"]),
-        elementwise_factor=float(gemm["elementwise"]),
-        decode_memory_efficiency=float(inf["memory"]), prefill_efficiency=float(inf["prefill"]),
-        layer_overhead_s=float(inf["layer_overhead_us"]) / 1e6,
-        decode_context_share=float(data["decode_context_share"]["value"]),
-        source=str(data["source"]),
-    )
+def training_constants(gpu: str, precision: str) -> TrainingConstants:
+    t = training_table()
+    sets = t["sets"]
+    key, own = resolve_set(sets, gpu, precision)
+    values = {**t["prior"], **t["shared"], **(sets.get(key) or {})}
+    base = float(sets.get(key, {}).get("uncertainty", t["uncalibrated_uncertainty"]))
+    uncertainty = base if own else max(base * 2, float(t["uncalibrated_uncertainty"]))
+    return make_training_constants(values, key, own, uncertainty)
