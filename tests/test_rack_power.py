@@ -88,3 +88,15 @@ def test_rack_power_rule_cases(path: Path) -> None:
 
 def test_rack_power_has_its_three_cases() -> None:
     assert {p.stem for p in CASES} == {"pass", "fail", "boundary"}
+
+
+def test_a_network_rack_over_budget_is_reported_on_the_budget(tmp_path: Path) -> None:
+    """A storage node the design says draws 50 kW cannot stand in a 44 kW rack, whatever the packing: FAC001
+    names that network rack (50 kW of the node, plus its optics) and points at the budget, not the servers."""
+    src = (DESIGNS / "superpod-h100-4su.yaml").read_text()
+    path = tmp_path / "d.yaml"
+    path.write_text(src.replace("power_w: 2000, price_usd", "power_w: 50000, price_usd"))
+    findings = [f for f in analyze(path, "d.yaml").findings if f.rule == "FAC001"]
+    assert len(findings) == 1 and findings[0].path == "site.rack.power_budget_kw"
+    assert findings[0].message.startswith("network rack ") and "> 44 kW budget; 16 racks over the budget" in \
+        findings[0].message
