@@ -1,10 +1,10 @@
 """Speed and memory of clusterplan at 1k, 10k and 100k GPUs, and its cold start.
 
 Prints, per design size, wall time and peak RSS of validate, estimate, bom --format json, cabling
---format csv, bom --format xlsx and render; the ratio time(10x size) / time(size); and the cold start:
-`clusterplan validate designs/` beside the import of its own third-party dependencies alone (target:
-<= 0.6 s and <= 3x that import), the heavy libraries it must not load, and an import-time breakdown.
-Run: python benchmarks/run.py [--sizes 1024,10240,102400] [--markdown docs/performance.md]
+--format csv, racks (text and JSON), bom --format xlsx and render; the ratio time(10x size) / time(size);
+and the cold start: `clusterplan validate designs/` beside the import of its own third-party dependencies
+alone (target: <= 0.6 s and <= 3x that import), the heavy libraries it must not load, and an import-time
+breakdown. Run: python benchmarks/run.py [--sizes 1024,10240,102400] [--markdown docs/performance.md]
 (`--sizes 0` measures the cold start only.)
 """
 
@@ -33,6 +33,8 @@ COMMANDS = {
     "estimate": ["estimate", "{design}", "--format", "json"],
     "bom json": ["bom", "{design}", "--format", "json", "-o", "{out}/bom.json"],
     "cabling csv": ["cabling", "{design}", "-o", "{out}/cabling.csv"],
+    "racks text": ["racks", "{design}", "-o", "{out}/racks.txt"],
+    "racks json": ["racks", "{design}", "--format", "json", "-o", "{out}/racks.json"],
     "bom xlsx": ["bom", "{design}", "--format", "xlsx", "-o", "{out}/bom.xlsx", "--timestamp", "2026-01-01"],
     "render": ["render", "{design}", "-o", "{out}/render"],
 }

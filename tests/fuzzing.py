@@ -116,12 +116,14 @@ def run_one(data: bytes, workdir: Path, name: str = "mutant.yaml") -> Outcome:
     start = time.perf_counter()
     try:
         analysis = analyze(path, name)
-        if analysis.topology is not None:   # a valid mutant also goes through estimate and BOM
+        if analysis.topology is not None:   # a valid mutant also goes through estimate, BOM and rack elevations
             from validator.derive.bom import build_bom
+            from validator.derive.elevation import elevations
             from validator.derive.estimate import estimate
 
             estimate(analysis.topology)
             build_bom(analysis.topology)
+            elevations(analysis.facts)
     except Exception:
         return Outcome(traceback.format_exc(), time.perf_counter() - start, 0, False)
     return Outcome(None, time.perf_counter() - start, len(analysis.findings), analysis.topology is not None)

@@ -35,7 +35,10 @@ def test_bom_power_of_the_disaggregated_fleet():
     power = _json("bom", "designs/inference-disaggregated-h100.yaml")["power"]
     # 24 DGX H100 in 6 racks of 4, at 10,200 W each
     assert power["servers_kw"] == pytest.approx(24 * 10.2)                         # 244.8 kW
-    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2) and power["gpu_racks"] == 24 // 4
+    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W), the leaf's 16 twin-port uplink
+    # modules (15 W) and 16 in-rack DACs (0.2 W, both ends in the rack)
+    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + 16 * 0.015 + 16 * 0.0002, abs=1e-3)
+    assert power["gpu_racks"] == 24 // 4
     # compute fabric: a fat-tree with a spine puts one leaf in each of the 6 racks (4 x 8 = 32 links down,
     # 32 up at 1:1); 6 x 32 = 192 uplinks / 128 ports = 2 spines; 8 switches x 2,218 W maximum; one SN2201
     # at its 98 W typical (no maximum published)

@@ -1,4 +1,4 @@
-"""Calculations several rules share, one home each: the per-rack server power, the serving pools of an
+"""Calculations several rules share, one home each: the heaviest GPU rack's power, the serving pools of an
 inference fleet, the engine's memory utilisation and whether experts or the KV cache need RDMA."""
 
 from __future__ import annotations
@@ -8,10 +8,13 @@ from validator.read.inference import Replica
 
 
 def rack_kw(ctx: Context) -> float | None:
-    r = ctx.resolved
-    if r.server.max_power_w is None:
+    """kW of the heaviest GPU rack as the rack power counts it (servers, top-of-rack switches, optics, cable
+    ends; validator.derive.rack_power); None when the server's power is unknown. With some other part of
+    unknown power it is the known part, a lower bound: a limit it exceeds is exceeded."""
+    if ctx.resolved.server.max_power_w is None:
         return None
-    return float(ctx.design.compute.servers_per_rack * r.server.max_power_w / 1000)
+    heaviest = ctx.derived.rack_power.heaviest("gpu")
+    return None if heaviest is None else heaviest.known_w / 1000
 
 
 def pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:

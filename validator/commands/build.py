@@ -23,6 +23,12 @@ class BomFmt(StrEnum):
     rfq = "rfq"
 
 
+class RacksFmt(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
 class CablingFmt(StrEnum):
     csv = "csv"
     json = "json"
@@ -111,6 +117,22 @@ def cabling(
     else:
         for line in tables.cabling_csv_rows(plan):
             sys.stdout.write(line)
+
+
+def racks(
+    design: Annotated[Path, typer.Argument(help="A design file.")],
+    fmt: Annotated[RacksFmt, typer.Option("--format", "-f", help="Output format.")] = RacksFmt.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Rack elevations: every rack's place, what stands in each rack unit, its power, weight and cooling."""
+    from validator.derive.elevation import elevations
+    from validator.emit import racks as views
+
+    analysis = analysis_or_exit(design, run_config(config))
+    elev = elevations(analysis.facts)
+    emit({RacksFmt.text: views.racks_text, RacksFmt.json: views.racks_json, RacksFmt.csv: views.racks_csv}[fmt](elev),
+         output)
 
 
 def render(

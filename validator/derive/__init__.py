@@ -3,6 +3,7 @@
     links      validator.derive.links       every cable with both ends and ports (and a summary pass)
     layout     validator.derive.placement   halls, rows, rack positions and cable lengths
     cabling    validator.derive.cabling     media per link and the cable and optics tally
+    rack_power validator.derive.rack_power  power per rack (devices, their optics, cable ends) on the BOM's basis
     estimate   validator.derive.estimate    training or inference performance
     bom        validator.derive.bom         the structured bill of materials, power and cost
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from validator.derive.cabling import Plan
     from validator.derive.estimate import Estimate
     from validator.derive.placement import Layout
+    from validator.derive.rack_power import RackPower
 
 
 @dataclass
@@ -48,6 +50,12 @@ class Derived:
         return Plan(self.topology, self.layout)
 
     @cached_property
+    def rack_power(self) -> RackPower:
+        from validator.derive.rack_power import RackPower
+
+        return RackPower(self.topology, self.cabling)
+
+    @cached_property
     def estimate(self) -> Estimate:
         from validator.derive.estimate import estimate
 
@@ -57,4 +65,4 @@ class Derived:
     def bom(self) -> Bom:
         from validator.derive.bom import build_bom
 
-        return build_bom(self.topology, self.cabling)
+        return build_bom(self.topology, self.cabling, self.rack_power)

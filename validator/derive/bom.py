@@ -17,7 +17,8 @@ from validator.base.resources import load_data
 from validator.derive.bom_power import power_summary
 from validator.derive.bom_totals import totals
 from validator.derive.cabling import Plan
-from validator.expand.topology import SWITCH_ROLES, Topology
+from validator.derive.rack_power import RackPower, optics_in_switch
+from validator.expand.topology import Topology
 from validator.resolve.prices import Quote
 
 BOM_VERSION = 2
@@ -113,10 +114,11 @@ def _kind(category: str) -> str:
             "rdhx": "facility", "power-shelf": "facility", "nvlink-switch-tray": "facility"}.get(category, category)
 
 
-def build_bom(topology: Topology, plan: Plan | None = None) -> Bom:
+def build_bom(topology: Topology, plan: Plan | None = None, racks: RackPower | None = None) -> Bom:
     r = topology.resolved
     d = r.design
     plan = plan or Plan(topology)
+    racks = racks or RackPower(topology, plan)
     price = _Pricer(topology)
     defaults = _defaults()
     items = _server_items(topology, price)
@@ -127,8 +129,8 @@ def build_bom(topology: Topology, plan: Plan | None = None) -> Bom:
         node = Item("storage", "storage-node", f"{d.storage.type} storage node", n.count, "storage", "rack",
                     n.power_w, power_basis="design" if n.power_w is not None else None)
         items.append(price(node, own=n.price_usd))
-    power = power_summary(topology, plan, items)
-    items += _facility_items(topology, plan, power, price, defaults)
+    power = power_summary(topology, plan, items, racks)
+    items += _facility_items(topology, plan, racks, power, price, defaults)
     _apply_spares(items, d.costs.spares_pct, defaults)
     items.sort(key=lambda i: (_CATEGORY_ORDER.get(i.category, 99), i.fabric, i.installed_in, i.part))
     bom = Bom(d.metadata.name, r.file, items, power)
@@ -180,16 +182,9 @@ def _switch_items(topology: Topology, price: _Pricer) -> list[Item]:
     return items
 
 
-def _optics_in_switch(topology: Topology, fabric: str, role: str) -> bool:
-    """A switch whose maximum power is with every cage holding an active module: its optics are in it."""
-    fab = topology.fabrics.get(fabric)
-    tier = fab.tier(role) if fab and role in SWITCH_ROLES else None
-    return bool(tier and tier.switch.power_max_w and tier.switch.power_max_includes_optics)
-
-
 def _xcvr_item(topology: Topology, fabric: str, part: str, role: str, qty: int, price: _Pricer) -> Item:
     x = topology.resolved.catalog.transceiver(part)
-    if _optics_in_switch(topology, fabric, role):
+    if optics_in_switch(topology, fabric, role):
         basis: str | None = "included"
         desc = f"{x.name} (power in the switch's maximum)"
     else:
@@ -211,9 +206,12 @@ def _link_items(plan: Plan, price: _Pricer) -> list[Item]:
         item = Item("cable", part, desc, math.ceil(links / per), fabric, f"{length:g} m", watts,
                     power_basis="max" if watts is not None else None)
         items.append(price(item, cable.price_usd if cable else None, length))
-    for (fabric, part, role), links in sorted(tally.node_xcvr.items()):
-        ports = catalog.transceiver(part).ports
-        items.append(_xcvr_item(topology, fabric, part, role, math.ceil(links / ports), price))
+    node: dict[tuple[str, str, str], int] = {}
+    for (fabric, part, role, _rack), links in tally.node_xcvr.items():    # modules do not span racks
+        key = (fabric, part, role)
+        node[key] = node.get(key, 0) + math.ceil(links / catalog.transceiver(part).ports)
+    for (fabric, part, role), qty in sorted(node.items()):
+        items.append(_xcvr_item(topology, fabric, part, role, qty, price))
     for (fabric, part, role), devices in sorted(tally.switch_xcvr.items()):
         ports = catalog.transceiver(part).ports
         qty = sum(math.ceil(n / ports) for n in devices.values())
@@ -221,11 +219,18 @@ def _link_items(plan: Plan, price: _Pricer) -> list[Item]:
     return items
 
 
-def _per_rack(kw: float | None, capacity_kw: float) -> int:
-    return 1 if kw is None else max(1, math.ceil(kw / capacity_kw))
+def racks_per_cdu(topology: Topology, gpu_rack_kw: float | None) -> int:
+    """GPU racks one CDU serves: the design's figure, else as many of the heaviest GPU rack as its capacity holds."""
+    site = topology.resolved.design.site.rack
+    cdu = topology.resolved.catalog.facility(site.cdu) if site.cdu else None
+    if site.racks_per_cdu:
+        return site.racks_per_cdu
+    if cdu is not None and cdu.capacity_kw and gpu_rack_kw:
+        return max(1, math.floor(cdu.capacity_kw / gpu_rack_kw))
+    return 1
 
 
-def _facility_items(topology: Topology, plan: Plan, power: dict[str, Any], price: _Pricer,
+def _facility_items(topology: Topology, plan: Plan, racks: RackPower, power: dict[str, Any], price: _Pricer,
                     defaults: dict[str, Any]) -> list[Item]:
     r = topology.resolved
     cat = r.catalog
@@ -236,16 +241,16 @@ def _facility_items(topology: Topology, plan: Plan, power: dict[str, Any], price
     pdu = cat.facility(site.pdu or str(defaults["pdu"]))
     feeds = int(defaults["pdu_feeds"])
     if pdu.capacity_kw:
-        qty = (_per_rack(power["gpu_rack_kw"], pdu.capacity_kw) * power["gpu_racks"]
-               + _per_rack(power["network_rack_kw"], pdu.capacity_kw) * power["network_racks"]) * feeds
-        unknown = power["gpu_rack_kw"] is None or power["network_rack_kw"] is None
-        desc = f"{pdu.name} ({feeds} feeds per rack" + ("; racks of unknown power get one per feed)" if unknown
-                                                        else ")")
+        cap = pdu.capacity_kw
+        # each rack sized to its own power; a rack of unknown power to the part of it that is known
+        qty = sum(max(1, math.ceil(load.known_w / 1000 / cap)) for load in racks.loads) * feeds
+        unknown = any(load.unknown for load in racks.loads)
+        desc = f"{pdu.name} ({feeds} feeds per rack, sized per rack" + (
+            "; racks of unknown power sized to their known part)" if unknown else ")")
         items.append(price(Item("pdu", pdu.id, desc, qty, "none", "rack", None, power_basis="pue"), pdu.price_usd))
     if site.cooling == "liquid" and site.cdu:
         cdu = cat.facility(site.cdu)
-        kw = power["gpu_rack_kw"]
-        per = site.racks_per_cdu or (max(1, math.floor(cdu.capacity_kw / kw)) if cdu.capacity_kw and kw else 1)
+        per = racks_per_cdu(topology, power["gpu_rack_kw"])
         items.append(price(Item("cdu", cdu.id, f"{cdu.name} ({per} GPU rack(s) each)",
                                 math.ceil(power["gpu_racks"] / per), "none", "site", None, power_basis="pue"),
                            cdu.price_usd))

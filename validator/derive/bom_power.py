@@ -5,7 +5,9 @@ which, and `typical_parts` lists them: a total with such parts understates the m
 another line (GPUs and NICs in a server, NVLink switch trays and power shelves in the NVL72 trays'
 share, optics in a switch whose maximum is with active modules) are not added again. Racks, PDUs, CDUs
 and rear doors are facility overhead, in the PUE. A line whose power is unknown makes every total it
-belongs to unknown (None); `it_kw_known` is what the known lines add up to, a lower bound.
+belongs to unknown (None); `it_kw_known` is what the known lines add up to, a lower bound. The
+per-rack figures (`gpu_rack_kw`, `network_rack_kw`: the heaviest rack of each kind) come from
+`validator.derive.rack_power`, the same figure FAC001 and `clusterplan racks` read.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from validator.expand.topology import SWITCH_ROLES, Topology
 
 if TYPE_CHECKING:
     from validator.derive.bom import Item
+    from validator.derive.rack_power import RackPower
 
 BASIS = "maximum where published, else typical (see typical_parts)"
 
@@ -43,7 +46,7 @@ def _sum(*values: float | None) -> float | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
 
-def power_summary(topology: Topology, plan: Plan, items: list[Item]) -> dict[str, Any]:
+def power_summary(topology: Topology, plan: Plan, items: list[Item], racks: RackPower) -> dict[str, Any]:
     r = topology.resolved
     servers_kw = _group_kw(items, lambda i: i.category == "server")
     switches_kw = _group_kw(items, lambda i: i.category == "switch")
@@ -55,10 +58,7 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item]) -> dict[str
     it_kw = _sum(servers_kw, switches_kw, optics_kw, cables_kw, storage_kw)
     gpu_racks = topology.gpu_racks
     network_racks = plan.layout.rack_count - gpu_racks
-    server_w = r.server.max_power_w
-    gpu_rack_kw = None if server_w is None else server_w * r.design.compute.servers_per_rack / 1000
     network_kw = _sum(switches_kw, switch_optics, storage_kw)
-    network_rack_kw = None if network_kw is None else (network_kw / network_racks if network_racks else 0.0)
     pue = r.pue
     facility_kw = None if it_kw is None else it_kw * pue
     cooling = r.design.site.rack.cooling
@@ -69,8 +69,8 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item]) -> dict[str
     heat = {k: _r(v) for k, v in heat.items()}
     return {
         "basis": BASIS, "typical_parts": sorted({i.part for i in items if i.power_basis == "typical"}),
-        "gpu_racks": gpu_racks, "network_racks": network_racks, "gpu_rack_kw": _r(gpu_rack_kw),
-        "network_rack_kw": _r(network_rack_kw), "servers_kw": _r(servers_kw), "switches_kw": _r(switches_kw),
+        "gpu_racks": gpu_racks, "network_racks": network_racks, "gpu_rack_kw": racks.kw("gpu"),
+        "network_rack_kw": racks.kw("network"), "servers_kw": _r(servers_kw), "switches_kw": _r(switches_kw),
         "optics_kw": _r(optics_kw), "cables_kw": _r(cables_kw), "storage_kw": _r(storage_kw), "it_kw": _r(it_kw),
         "it_kw_known": _r(sum(i.counted_w for i in items) / 1000), "pue": pue, "facility_kw": _r(facility_kw),
         "heat_kw_by_cooling": heat, "hours_per_year": float(load_data("serving.yaml")["hours_per_year"]["value"]),

@@ -41,13 +41,22 @@ class Run:
 class Tally:
     """Counts over every link, in one pass: what the BOM and the optics rule need."""
 
-    cables: Counter[tuple[str, str, float]] = field(default_factory=Counter)        # (fabric, cable, length)
-    node_xcvr: Counter[tuple[str, str, str]] = field(default_factory=Counter)       # (fabric, part, role)
+    # (fabric, cable, length, A rack, Z rack) -> links: the BOM sums racks away, the rack power keeps them
+    cable_runs: Counter[tuple[str, str, float, int, int]] = field(default_factory=Counter)
+    node_xcvr: Counter[tuple[str, str, str, int]] = field(default_factory=Counter)  # (fabric, part, role, rack)
     switch_xcvr: dict[tuple[str, str, str], Counter[int]] = field(default_factory=dict)  # -> switch index
     # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
     problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
     links: int = 0
     summaries: dict[str, LinkSummary] = field(default_factory=dict)   # the same pass's link summary
+
+    @cached_property
+    def cables(self) -> Counter[tuple[str, str, float]]:
+        """Links per (fabric, cable, length), over every pair of racks."""
+        out: Counter[tuple[str, str, float]] = Counter()
+        for (fabric, part, length, _a, _z), links in self.cable_runs.items():
+            out[(fabric, part, length)] += links
+        return out
 
 
 class _Constant(list[int]):
@@ -157,8 +166,8 @@ class Plan:
         """One fabric's pairs: the media tally and the link summary in the same pass (locals for speed)."""
         racks: dict[str, list[int]] = {"server": self._server_racks}
         # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
-        actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float], Any, Any]] = {}
-        cables, node_xcvr = out.cables, out.node_xcvr
+        actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float, int, int], Any, Any]] = {}
+        cables, node_xcvr = out.cable_runs, out.node_xcvr
         usage = Usage(self.topology, fabric)
         down, up, bundles = usage.down, usage.up, usage.bundles
         bundle_role: dict[str, str] = {}
@@ -202,16 +211,16 @@ class Plan:
 
     def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
                 a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float
-                ) -> tuple[tuple[str, str, float], Any, Any]:
+                ) -> tuple[tuple[str, str, float, int, int], Any, Any]:
         m, length = self.media(fabric, a_role, a_rack, z_rack, speed, z_role)
         self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, m, length)
-        cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m)
+        cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m, a_rack, z_rack)
         a_end: Any = None
         if m.a_transceiver is not None:
             if a_role in SWITCH_ROLES:
                 a_end = switch_xcvr[(fabric, m.a_transceiver.id, a_role)]
             else:
-                a_end = (fabric, m.a_transceiver.id, a_role.split("/")[1] if "/" in a_role else a_role)
+                a_end = (fabric, m.a_transceiver.id, a_role.split("/")[1] if "/" in a_role else a_role, a_rack)
         z_end = switch_xcvr[(fabric, m.z_transceiver.id, z_role)] if m.z_transceiver is not None else None
         return cable_key, a_end, z_end
 

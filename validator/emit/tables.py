@@ -64,7 +64,9 @@ def bom_summary(bom: Bom) -> list[str]:
                      f"storage {_kw(p['storage_kw'])}); facility {_kw(p['facility_kw'])} kW at PUE {p['pue']:g}")
     lines.append(f"power basis: {p['basis']}" + (f"; typical only: {', '.join(p['typical_parts'])}"
                                                  if p["typical_parts"] else ""))
-    lines.append(f"{p['gpu_racks']} GPU racks at {_kw(p['gpu_rack_kw'])} kW, {p['network_racks']} network racks")
+    heaviest = {k: "unknown" if p[k] is None else f"{p[k]:,.1f} kW" for k in ("gpu_rack_kw", "network_rack_kw")}
+    lines.append(f"{p['gpu_racks']} GPU racks (heaviest {heaviest['gpu_rack_kw']}), {p['network_racks']} network "
+                 f"racks (heaviest {heaviest['network_rack_kw']}); per rack: clusterplan racks")
     inp = c["inputs"]
     if c["total_usd_per_year"] is None:
         lines.append("TCO unknown: " + ("capex is partial" if inp["capex_usd"] is None else "IT power is unknown"))

@@ -268,9 +268,9 @@ def _power_sheet(wb: Any, bom: Bom) -> None:
         return "unknown" if value is None else value
 
     _header(ws, ["item", "value", "unit"], [36, 16, 12])
-    rows = [("GPU racks", p["gpu_racks"], "racks", "0"), ("kW per GPU rack", kw(p["gpu_rack_kw"]), "kW", KW),
+    rows = [("GPU racks", p["gpu_racks"], "racks", "0"), ("kW, heaviest GPU rack", kw(p["gpu_rack_kw"]), "kW", KW),
             ("network racks", p["network_racks"], "racks", "0"),
-            ("kW per network rack", kw(p["network_rack_kw"]), "kW", KW),
+            ("kW, heaviest network rack", kw(p["network_rack_kw"]), "kW", KW),
             ("servers", kw(p["servers_kw"]), "kW", KW), ("switches", kw(p["switches_kw"]), "kW", KW),
             ("optics", kw(p["optics_kw"]), "kW", KW), ("cables", kw(p["cables_kw"]), "kW", KW),
             ("storage", kw(p["storage_kw"]), "kW", KW)]

@@ -12,7 +12,10 @@ design, defaults in `validator.expand.sizing.placement`):
 - Central network racks in the middle of the floor hold `central` switches (spines and cores by
   default), leaves that serve only appliances, the appliances themselves and storage nodes.
 - Several switches share a network rack up to its rack units (less a reserve for patch panels) and
-  its power budget.
+  its power budget. The budget is filled with each device's power plus an allowance for the optics in
+  its cages and its ends of active cables (the heaviest catalog part a port at that speed can take):
+  media are chosen later (derive), and the rack's power then counts what was chosen
+  (`validator.derive.rack_power`), which stays within the allowance.
 
 The out-of-band network is laid out here too, because it serves whatever stands in a rack: each
 rack (or group, or the centre, per its leaf placement) gets enough out-of-band leaves for the
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from validator.expand.fabric import FabricTopology
+from validator.expand.port_power import PortPower
 from validator.expand.sizing import TierSize, placement
 from validator.resolve.resolved import Resolved
 
@@ -50,20 +54,17 @@ class Rack:
     group: int | None       # compute group of a GPU or row network rack; None: central
     units: list[Unit] = field(default_factory=list)
     ru_used: int = 0
-    power_w: float = 0.0
-    power_unknown: bool = False
+    packed_w: float = 0.0      # known device power plus the optics allowance: what packing fills the budget with
 
     def fits(self, height: int, watts: float | None, room: int, budget_w: float) -> bool:
-        return self.ru_used + height <= room and self.power_w + (watts or 0) <= budget_w
+        return self.ru_used + height <= room and self.packed_w + (watts or 0) <= budget_w
 
-    def add(self, height: int, kind: str, fabric: str, role: str, index: int, power_w: float | None) -> Unit:
+    def add(self, height: int, kind: str, fabric: str, role: str, index: int, power_w: float | None,
+            allowance_w: float = 0.0) -> Unit:
         unit = Unit(self.ru_used + 1, height, kind, fabric, role, index, power_w)
         self.units.append(unit)
         self.ru_used += height
-        if power_w is None:
-            self.power_unknown = True
-        else:
-            self.power_w += power_w
+        self.packed_w += (power_w or 0.0) + allowance_w
         return unit
 
 
@@ -154,6 +155,7 @@ class _Builder:
         self.switches: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
         self.appliances: dict[str, list[tuple[Rack, Unit]]] = {}
         self.oob: FabricTopology | None = None
+        self.port_power = PortPower(resolved.catalog)
 
     def _group_racks(self) -> int:
         compute = self.fabrics.get("compute")
@@ -230,7 +232,7 @@ class _Builder:
         places: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
         leaf = oob.tier("leaf")
         assert leaf is not None
-        height, watts = leaf.switch.rack_units or 1, switch_watts(leaf)
+        height, watts, allow = leaf.switch.rack_units or 1, switch_watts(leaf), self.port_power.switch(leaf)
         out: list[tuple[Rack, Unit]] = []
         for unit in units:
             home = unit.rack_objs[0]
@@ -240,17 +242,18 @@ class _Builder:
                 if sizer.where != "rack":       # a row's (or the centre's) network racks, with room for it
                     row = (self.groups // 2 if home.group is None else home.group) if sizer.where == "row" else None
                     spot = self._net_rack(self.row_net.setdefault(row, []) if row is not None else self.central,
-                                          row, height, watts)
-                out.append((spot, spot.add(0 if i < inside else height, "switch", "oob", "leaf", len(out), watts)))
+                                          row, height, (watts or 0.0) + allow)
+                out.append((spot, spot.add(0 if i < inside else height, "switch", "oob", "leaf", len(out), watts,
+                                           allow)))
         places[("oob", "leaf")] = out
         for tier in oob.tiers[1:]:
-            h, w = tier.switch.rack_units or 1, switch_watts(tier)
+            h, w, allow = tier.switch.rack_units or 1, switch_watts(tier), self.port_power.switch(tier)
             spots = []
             for i in range(oob.count(tier.role)):
                 pod_row = self._oob_spine_group(oob, tier.role, i, out) if tier.role == "spine" else None
                 racks = self.row_net.setdefault(pod_row, []) if pod_row is not None else self.central
-                rack = self._net_rack(racks, pod_row, h, w)
-                spots.append((rack, rack.add(h, "switch", "oob", tier.role, i, w)))
+                rack = self._net_rack(racks, pod_row, h, (w or 0.0) + allow)
+                spots.append((rack, rack.add(h, "switch", "oob", tier.role, i, w, allow)))
             places[("oob", tier.role)] = spots
         self.oob = oob
         return units, places
@@ -267,14 +270,14 @@ class _Builder:
     def _place(self, fab: FabricTopology, tier: TierSize, index: int, where: str) -> tuple[Rack, Unit]:
         # a switch whose height the catalog does not give stands in a network rack of its own (FAC004 says so)
         height = tier.switch.rack_units or self.rack_ru - self.reserve
-        watts = switch_watts(tier)
+        watts, allow = switch_watts(tier), self.port_power.switch(tier)
         group: int | None = None
         if tier.role == "leaf":
             first = _leaf_first_server(fab, index % tier.count)
             if first is not None and first < self.servers:
                 if where == "rack" and tier.switch.rack_units:
                     rack = self.gpu[first // self.spr]
-                    return rack, rack.add(height, "switch", fab.name, tier.role, index, watts)
+                    return rack, rack.add(height, "switch", fab.name, tier.role, index, watts, allow)
                 group = self.group_of_server(first) if where == "row" else None
         elif tier.role == "spine" and where == "row":
             # a pod's spines stand with the middle of the pod's leaves, which keeps its longest run short
@@ -285,8 +288,8 @@ class _Builder:
             first = _leaf_first_server(fab, middle)
             group = self.group_of_server(first) if first is not None and first < self.servers else None
         racks = self.row_net.setdefault(group, []) if group is not None else self.central
-        rack = self._net_rack(racks, group, height, watts)
-        return rack, rack.add(height, "switch", fab.name, tier.role, index, watts)
+        rack = self._net_rack(racks, group, height, (watts or 0.0) + allow)
+        return rack, rack.add(height, "switch", fab.name, tier.role, index, watts, allow)
 
     def place_appliances(self) -> None:
         design = self.r.design
@@ -295,17 +298,20 @@ class _Builder:
             for e in spec.extra_endpoints:
                 if e.name in self.appliances:
                     continue
-                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, None)
+                allow = self.port_power.node(spec.speed_gbps, e.ports)
+                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, None, allow)
                                            for i in range(e.count)]
         if design.storage and design.storage.nodes:
             n = design.storage.nodes
+            fab = self.r.fabrics.get("storage")
+            allow = self.port_power.node(fab.spec.speed_gbps, n.ports) if fab else 0.0
             self.appliances["storage"] = [self._central(n.rack_units or 2, "storage", "storage", "storage", i,
-                                                        n.power_w) for i in range(n.count)]
+                                                        n.power_w, allow) for i in range(n.count)]
 
     def _central(self, height: int, kind: str, fabric: str, role: str, index: int,
-                 watts: float | None) -> tuple[Rack, Unit]:
-        rack = self._net_rack(self.central, None, height, watts)
-        return rack, rack.add(height, kind, fabric, role, index, watts)
+                 watts: float | None, allow: float) -> tuple[Rack, Unit]:
+        rack = self._net_rack(self.central, None, height, (watts or 0.0) + allow)
+        return rack, rack.add(height, kind, fabric, role, index, watts, allow)
 
     def _oob_spine_group(self, oob: FabricTopology, role: str, index: int,
                          leaves: list[tuple[Rack, Unit]]) -> int | None:
