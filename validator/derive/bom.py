@@ -221,7 +221,18 @@ def _link_items(plan: Plan, price: _Pricer) -> list[Item]:
     return items
 
 
-def _per_rack(kw: float | None, capacity_kw: float) -> int:
+def racks_per_cdu(topology: Topology, gpu_rack_kw: float | None) -> int:
+    """GPU racks one CDU serves: the design's `racks_per_cdu`, else as many as its capacity cools (1 when
+    the capacity or the rack's power is unknown)."""
+    site = topology.resolved.design.site.rack
+    assert site.cdu is not None
+    cdu = topology.resolved.catalog.facility(site.cdu)
+    kw = gpu_rack_kw
+    return site.racks_per_cdu or (max(1, math.floor(cdu.capacity_kw / kw)) if cdu.capacity_kw and kw else 1)
+
+
+def pdus_per_feed(kw: float | None, capacity_kw: float) -> int:
+    """PDUs on each power feed of a rack drawing `kw` (one when its power is unknown)."""
     return 1 if kw is None else max(1, math.ceil(kw / capacity_kw))
 
 
@@ -236,16 +247,15 @@ def _facility_items(topology: Topology, plan: Plan, power: dict[str, Any], price
     pdu = cat.facility(site.pdu or str(defaults["pdu"]))
     feeds = int(defaults["pdu_feeds"])
     if pdu.capacity_kw:
-        qty = (_per_rack(power["gpu_rack_kw"], pdu.capacity_kw) * power["gpu_racks"]
-               + _per_rack(power["network_rack_kw"], pdu.capacity_kw) * power["network_racks"]) * feeds
+        qty = (pdus_per_feed(power["gpu_rack_kw"], pdu.capacity_kw) * power["gpu_racks"]
+               + pdus_per_feed(power["network_rack_kw"], pdu.capacity_kw) * power["network_racks"]) * feeds
         unknown = power["gpu_rack_kw"] is None or power["network_rack_kw"] is None
         desc = f"{pdu.name} ({feeds} feeds per rack" + ("; racks of unknown power get one per feed)" if unknown
                                                         else ")")
         items.append(price(Item("pdu", pdu.id, desc, qty, "none", "rack", None, power_basis="pue"), pdu.price_usd))
     if site.cooling == "liquid" and site.cdu:
         cdu = cat.facility(site.cdu)
-        kw = power["gpu_rack_kw"]
-        per = site.racks_per_cdu or (max(1, math.floor(cdu.capacity_kw / kw)) if cdu.capacity_kw and kw else 1)
+        per = racks_per_cdu(topology, power["gpu_rack_kw"])
         items.append(price(Item("cdu", cdu.id, f"{cdu.name} ({per} GPU rack(s) each)",
                                 math.ceil(power["gpu_racks"] / per), "none", "site", None, power_basis="pue"),
                            cdu.price_usd))
