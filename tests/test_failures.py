@@ -198,3 +198,7 @@ def test_analysis_is_deterministic():
     first = analyze_failures(a.topology, a.derived)
     again = analyze_failures(a.topology, a.derived)
     assert [c.member for c in first.classes] == [c.member for c in again.classes]
+
+
+def test_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)

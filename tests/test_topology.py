@@ -132,3 +132,7 @@ def test_output_is_deterministic():
     assert "".join(device_dot(topology)) == "".join(device_dot(load_topology(SMALL)))
     assert cli("topology", str(SMALL), "-f", "json", "--view", "overview") == \
         cli("topology", str(SMALL), "-f", "json", "--view", "overview")
+
+
+def test_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
