@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator.base.errors import format_path
 from validator.derive.failures import FAILURES_VERSION, ClassResult, FailureAnalysis
 
 BUNDLE = {"endpoint-leaf": "server/appliance-leaf", "leaf-spine": "leaf-spine", "spine-core": "spine-core"}
@@ -17,7 +18,7 @@ def class_json(r: ClassResult) -> dict[str, Any]:
     t, i = r.training, r.inference
     return {
         "class": r.name, "kind": r.kind, "fabric": r.fabric, "count": r.count, "worst_member": r.member,
-        "members_evaluated": r.sampled, "design_path": ".".join(str(p) for p in r.path),
+        "members_evaluated": r.sampled, "design_path": format_path(r.path),
         "gpus_unreachable": r.gpus_unreachable, "gpus_down": r.gpus_down, "gpus_cut_off": r.gpus_cut_off,
         "gpus_without_nic": r.gpus_without_nic, "gpus_at_risk": r.gpus_at_risk,
         "bandwidth": [{"fabric": b.fabric, "tier": b.bundle, "links_lost": b.links_lost, "links": b.links,
