@@ -202,3 +202,10 @@ def test_analysis_is_deterministic():
 
 def test_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_storage_fabric_losses_are_told_apart_from_compute():
+    data = _classes(_json(DESIGNS / "superpod-h100-4su.yaml"))
+    # storage leaves have 32 uplinks over 8 spines: a spine takes 4 of each leaf's 32
+    t = data["storage spine"]["training"]
+    assert (t["status"], t["bandwidth_left_share"], t["storage_bandwidth_left_share"]) == ("degraded", 1.0, 28 / 32)

@@ -29,7 +29,8 @@ def class_json(r: ClassResult) -> dict[str, Any]:
         "storage_nodes_down": r.storage_nodes_down,
         "training": None if t is None else {"status": t.status, "job_gpus": t.job_gpus, "gpus_lost": t.gpus_lost,
                                             "dp": t.dp, "dp_after": t.dp_after,
-                                            "bandwidth_left_share": _share(t.path_share)},
+                                            "bandwidth_left_share": _share(t.path_share),
+                                            "storage_bandwidth_left_share": _share(t.storage_share)},
         "inference": None if i is None else {"replicas_lost": i.replicas_lost, "meets_target": i.meets_target,
                                              "pools": [{"pool": p.pool, "planned": p.planned, "lost": p.lost,
                                                         "needed": p.needed} for p in i.pools], "note": i.note},
@@ -62,7 +63,12 @@ def workload_text(r: ClassResult) -> str:
         if t.status == "interrupted":
             return f"training job interrupted: {t.gpus_lost:,} GPUs lost, restarts on spare servers"
         if t.status == "degraded":
-            return f"training job degraded: slowest path keeps {_pct(t.path_share)} of its bandwidth"
+            parts = [f"slowest compute path keeps {_pct(t.path_share)}"] if t.path_share < 1 else []
+            parts += [f"slowest storage path keeps {_pct(t.storage_share)}"] if t.storage_share < 1 else []
+            if r.storage_nodes_down:
+                parts.append(f"{r.storage_nodes_down} of {r.count} storage nodes down: checkpoint and read "
+                             "bandwidth shrink with them")
+            return "training job degraded: " + (", ".join(parts) or "links lost, no path of the job slower")
         return "training job unaffected"
     if r.inference is not None:
         i = r.inference

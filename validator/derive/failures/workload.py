@@ -32,7 +32,8 @@ class TrainingImpact:
     gpus_lost: int              # GPUs of the job on servers it must leave
     dp: int
     dp_after: int               # data-parallel degree that fits the cluster without the lost servers
-    path_share: float           # least share of fabric bandwidth on the job's paths (1.0: none lost)
+    path_share: float           # least share of compute-fabric bandwidth on the job's paths (1.0: none lost)
+    storage_share: float = 1.0  # the same on the storage fabric (checkpoints and data reads)
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,15 @@ def training_impact(topology: Topology, failure: Failure, impacts: dict[str, Fab
     in_job = sorted(s for s in lost if s < job_servers)
     usable = (topology.servers - len(lost)) * gps
     dp_after = min(p.dp, usable // replica) if replica else 0
-    share = min([i.path_share for n, i in impacts.items() if n in ("compute", "storage")], default=1.0)
+    share = compute.path_share if compute is not None else 1.0
+    storage = impacts["storage"].path_share if "storage" in impacts else 1.0
     if in_job:
         free = topology.servers - job_servers - sum(1 for s in lost if s >= job_servers)
         status = "interrupted" if free >= len(in_job) else "blocked"
         return TrainingImpact(status, job_gpus, len(in_job) * gps, p.dp, dp_after if status == "blocked" else p.dp,
-                              share)
+                              share, storage)
     hit = any(impacts[n].any_loss for n in ("compute", "storage") if n in impacts)
-    return TrainingImpact("degraded" if hit else "unaffected", job_gpus, 0, p.dp, p.dp, share)
+    return TrainingImpact("degraded" if hit else "unaffected", job_gpus, 0, p.dp, p.dp, share, storage)
 
 
 def inference_pools(topology: Topology, est: InferenceEstimate | None) -> list[tuple[str, int, int, int | None]]:
