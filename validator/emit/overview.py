@@ -5,8 +5,9 @@ of the rack plan (the scalable unit of a rail-optimized compute fabric, else a r
 leaves by the group of the servers they serve and, in a rail-optimized fabric, by rail; spines by pod; the
 planes of a multi-plane fabric are identical by construction and drawn once. Consecutive groups of the same
 shape (same servers, same leaves per rail, same links) are collapsed into one node marked with how many
-it stands for, so a 100k-GPU design stays a few dozen nodes. Counts come from one pass over the link pairs
-(`validator.derive.pairs.link_pairs`), the same pass the BOM and `describe` use.
+it stands for (its servers counted per group, "each"; switch nodes and bundles count every device and
+link of the groups they stand for), so a 100k-GPU design stays a few dozen nodes. Counts come from one
+pass over the link pairs (`validator.derive.pairs.link_pairs`), the same pass the BOM and `describe` use.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ def build_overview(topology: Topology, fabrics: list[str] | None = None) -> Over
         many = last - first + 1
         span = f"{b.unit_word} {first + 1}" if many == 1 else f"{b.unit_word} {first + 1}-{last + 1} (x{many})"
         gpus = servers * topology.resolved.server.gpus
-        ov.nodes[f"servers/{k}"] = ("servers", f"{span}\n{servers} x {topology.resolved.server.id}\n{gpus:,} GPUs",
-                                    "box3d")
+        each = " each" if many > 1 else ""
+        ov.nodes[f"servers/{k}"] = ("servers", f"{span}\n{servers} x {topology.resolved.server.id}{each}\n"
+                                    f"{gpus:,} GPUs{each}", "box3d")
     for f, pairs in b.pairs.items():
         _fabric(ov, b, f, pairs, run_of)
     return ov
@@ -115,7 +117,7 @@ def _fabric(ov: Overview, b: _Builder, f: str, pairs: list[tuple[str, int, str, 
     fab = b.t.fabrics[f]
     plane = fab.plane
     per_plane = {t.role: t.count for t in fab.tiers}
-    rail_word = "rail" if fab.topology in ("rail-optimized", "rail-only") else "side"
+    rail_word = {"rail-optimized": "rail", "rail-only": ""}.get(fab.topology, "side")
     members: dict[str, set[int]] = defaultdict(set)
     pod_run = _pod_runs(fab.plane.pods, fab.plane.leaves_per_pod, fab.plane.leaves)
 
@@ -141,6 +143,8 @@ def _fabric(ov: Overview, b: _Builder, f: str, pairs: list[tuple[str, int, str, 
         edge = ov.edges.setdefault((a, z), [0, speed])
         edge[0] += n / fab.planes if f != "oob" else n
     planes = f" (each of {fab.planes} planes)" if fab.planes > 1 and f != "oob" else ""
+    if fab.topology == "rail-only":
+        planes = f" (each of {fab.planes} rails, each its own network)"
     for k, local in members.items():
         ov.nodes[k] = (f, _label(b, f, k, len(local), rail_word) + planes, "box")
 
@@ -166,7 +170,7 @@ def _label(b: _Builder, f: str, key: str, count: int, rail_word: str) -> str:
         where = ""
         if role == "leaf" and len(parts) == 4:
             rail = int(parts[3])
-            where = "appliance leaves" if rail < 0 else f"{rail_word} {rail + 1}"
+            where = "appliance leaves" if rail < 0 else f"{rail_word} {rail + 1}" if rail_word else ""
         elif role == "spine" and parts[2] != "all":
             a, z = (int(x) + 1 for x in parts[2].split("-"))
             where = f"pod {a}" if a == z else f"pods {a}-{z} (x{z - a + 1})"
