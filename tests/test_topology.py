@@ -136,3 +136,16 @@ def test_output_is_deterministic():
 
 def test_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_names_with_quotes_and_backslashes_stay_one_node_each(tmp_path):
+    """An appliance named `<img src=x onerror=...> \\" & '` (tests/fixtures/report/hostile-names.yaml)."""
+    dot, gc = need("dot"), need("gc")
+    path = FIXTURES / "report" / "hostile-names.yaml"
+    out = tmp_path / "hostile.dot"
+    assert cli("topology", str(path), "-o", str(out))[0] == 0
+    assert subprocess.run([dot, "-Tsvg", str(out)], capture_output=True, timeout=120).returncode == 0
+    counted = subprocess.run([gc, "-n", "-e", str(out)], capture_output=True, text=True, timeout=60)
+    nodes, edges = (int(x) for x in counted.stdout.split()[:2])
+    devices, links = _plan(load_topology(path))
+    assert (nodes, edges) == (len(devices), links)
