@@ -127,3 +127,9 @@ def test_diff_against_a_git_ref_of_an_unchanged_design(tmp_path):
 
 def test_rack_elevations_slot_is_marked(hostile):
     assert 'data-slot="rack-elevations"' in hostile.read_text()
+
+
+def test_report_is_deterministic(hostile, tmp_path):
+    again = tmp_path / "again.html"
+    assert cli("report", str(HOSTILE), "-o", str(again))[0] == 0
+    assert again.read_bytes() == hostile.read_bytes()
