@@ -230,6 +230,11 @@ def racks_per_cdu(topology: Topology, gpu_rack_kw: float | None) -> int:
     return 1
 
 
+def pdus_per_feed(kw: float | None, capacity_kw: float) -> int:
+    """PDUs on each power feed of a rack drawing `kw` (one when its power is unknown)."""
+    return 1 if kw is None else max(1, math.ceil(kw / capacity_kw))
+
+
 def _facility_items(topology: Topology, plan: Plan, racks: RackPower, power: dict[str, Any], price: _Pricer,
                     defaults: dict[str, Any]) -> list[Item]:
     r = topology.resolved
@@ -243,7 +248,7 @@ def _facility_items(topology: Topology, plan: Plan, racks: RackPower, power: dic
     if pdu.capacity_kw:
         cap = pdu.capacity_kw
         # each rack sized to its own power; a rack of unknown power to the part of it that is known
-        qty = sum(max(1, math.ceil(load.known_w / 1000 / cap)) for load in racks.loads) * feeds
+        qty = sum(pdus_per_feed(load.known_w / 1000, cap) for load in racks.loads) * feeds
         unknown = any(load.unknown for load in racks.loads)
         desc = f"{pdu.name} ({feeds} feeds per rack, sized per rack" + (
             "; racks of unknown power sized to their known part)" if unknown else ")")

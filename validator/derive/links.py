@@ -60,9 +60,7 @@ def server_slots(topology: Topology, fabric: str) -> list[tuple[int, int, int]]:
     rf = topology.resolved.fabrics[fabric]
     spec = rf.spec
     links, planes = rf.links_per_server, fab.planes
-    per_nic = max(1, (rf.nic.ports if rf.nic else 1) * rf.ports_per_nic_port)
-    if links % per_nic:
-        per_nic = 1
+    per_nic = links_per_nic(topology, fabric)
     plane = fab.plane
     out = []
     for link in range(links):
@@ -80,6 +78,14 @@ def server_slots(topology: Topology, fabric: str) -> list[tuple[int, int, int]]:
         else:
             out.append((p, pos % plane.rails, pos // plane.rails))
     return out
+
+
+def links_per_nic(topology: Topology, fabric: str) -> int:
+    """Links one NIC of a server gives on a fabric (its ports times the breakout); 1 when they do not
+    divide the server's links evenly. A server's link l belongs to NIC l // links_per_nic."""
+    rf = topology.resolved.fabrics[fabric]
+    per_nic = max(1, (rf.nic.ports if rf.nic else 1) * rf.ports_per_nic_port)
+    return 1 if rf.links_per_server % per_nic else per_nic
 
 
 def _leaf_servers(plane: PlaneSize, servers: int, leaf: int) -> int:

@@ -109,14 +109,24 @@ def _rack_lines(rack: RackView, same: list[RackView]) -> Iterator[str]:
         yield f"  {'inside':>7}  {s.device or '':<34} {s.role or '':<22} {s.model or '':<22} (no rack unit of its own)"
 
 
-def racks_text(elev: Elevations) -> str:
+def distinct_racks(elev: Elevations) -> list[tuple[RackView, list[RackView]]]:
+    """Each distinct rack (the first of its kind in floor order) with the racks identical to it."""
     groups: dict[tuple[object, ...], list[RackView]] = {}
     for rack in elev.racks:
         groups.setdefault(_signature(rack), []).append(rack)
+    return [(same[0], same[1:]) for same in groups.values()]
+
+
+def rack_spans(racks: list[RackView]) -> str:
+    """Names of racks in floor order, runs of neighbours as first..last."""
+    return _spans(racks)
+
+
+def racks_text(elev: Elevations) -> str:
     total = "unknown" if elev.power_total_kw is None else f"{elev.power_total_kw:,.1f} kW"
     lines = [f"{elev.name}  {elev.file}",
              f"{elev.racks_total} racks, {elev.ru_used_total} RU used, power {total} "
              f"(known {elev.power_known_kw:,.1f} kW); power basis: {elev.power_basis}", ""]
-    for same in groups.values():
-        lines += [*_rack_lines(same[0], same[1:]), ""]
+    for first, same in distinct_racks(elev):
+        lines += [*_rack_lines(first, same), ""]
     return "\n".join(lines)

@@ -53,6 +53,11 @@ def _metrics(d: DesignDiff) -> list[str]:
     return ordered
 
 
+def metric_rows(d: DesignDiff) -> list[tuple[str, str, str, str]]:
+    """(label, base, head, change) of every metric of one design's diff, formatted as the text report does."""
+    return [(_label(m), _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m)), _change(d, m)) for m in _metrics(d)]
+
+
 def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
     out: list[dict[str, Any]] = []
     for d in diffs:

@@ -1,0 +1,124 @@
+"""`clusterplan report`: everything about one design on one self-contained HTML page.
+
+Gathers what the other commands print (validate's findings with their source lines, the estimate, the
+BOM with cost and power, the failure domains, the topology overview and, given a base, the diff) as plain
+data and hands it to `validator.emit.html` to render. Numbers are the same objects the JSON outputs are
+made of, so the page's totals equal `clusterplan bom` and `clusterplan estimate --format json`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from validator.base.errors import ToolError
+from validator.base.paths import display_name
+from validator.check.result import Analysis
+from validator.derive import Derived
+from validator.read.config import RunConfig
+
+
+def _findings(analysis: Analysis, text: str) -> list[dict[str, Any]]:
+    lines = text.splitlines()
+    out = []
+    for f in analysis.findings:
+        first = max(1, f.line - 1)
+        source = [(n, lines[n - 1]) for n in range(first, min(len(lines), f.line + 1) + 1) if 0 < n <= len(lines)]
+        out.append({"rule": f.rule, "slug": f.slug, "severity": f.severity, "message": f.message, "line": f.line,
+                    "col": f.col, "path": f.path, "fix": f.hint, "waived": f.waived,
+                    "waiver_reason": f.waiver_reason, "source": source})
+    return out
+
+
+def _scalars(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Every scalar of a JSON object with its dotted key (lists are left to the JSON output)."""
+    out: list[tuple[str, Any]] = []
+    for k in sorted(data):
+        v = data[k]
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out += _scalars(v, key + ".")
+        elif not isinstance(v, list):
+            out.append((key, v))
+    return out
+
+
+def _diff(design: Path, base: str, run: RunConfig) -> dict[str, Any]:
+    from validator.workflows.diff import compare, git_diffs
+    from validator.workflows.diff_report import metric_rows
+
+    display = display_name(design)
+    if Path(base).is_file():
+        diffs = [compare(Path(base), design, display, run)]
+        label = display_name(Path(base))
+    else:
+        diffs = [d for d in git_diffs(base, [design], run) if d.file == display]
+        label = f"{display} at {base}"
+    if not diffs:
+        return {"base": label, "status": "unchanged", "rows": [], "new": [], "fixed": [], "note": None}
+    d = diffs[0]
+    return {"base": label, "status": d.status, "rows": [r for r in metric_rows(d) if r[3] not in ("", "=")],
+            "new": [{"rule": f.rule, "severity": f.severity, "line": f.line, "message": f.message}
+                    for f in d.new_findings],
+            "fixed": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
+            "note": d.unpriced_note()}
+
+
+def _picture(analysis: Analysis) -> dict[str, str]:
+    from validator.emit.overview import build_overview, overview_dot
+    from validator.emit.svg import inline_svg, render_svg
+
+    assert analysis.topology is not None
+    try:
+        return {"svg": inline_svg(render_svg(overview_dot(build_overview(analysis.topology)))), "error": ""}
+    except ToolError as exc:
+        return {"svg": "", "error": str(exc)}
+
+
+def _racks(derived: Derived) -> dict[str, Any]:
+    """The rack elevations of `clusterplan racks`, each distinct rack once with the racks like it."""
+    from validator.derive.elevation import elevations
+    from validator.emit.racks import distinct_racks, rack_spans
+
+    elev = elevations(derived)
+    distinct = [{**_dump(first), "same_as": rack_spans([first, *same]) if same else "", "count": len(same) + 1}
+                for first, same in distinct_racks(elev)]
+    return {"total": elev.racks_total, "ru_used": elev.ru_used_total, "power_total_kw": elev.power_total_kw,
+            "power_known_kw": elev.power_known_kw, "basis": elev.power_basis, "distinct": distinct}
+
+
+def _dump(rack: Any) -> dict[str, Any]:
+    from pydantic import TypeAdapter
+
+    data: dict[str, Any] = TypeAdapter(type(rack)).dump_python(rack, mode="json")
+    return data
+
+
+def build_report(design: Path, analysis: Analysis, run: RunConfig, base: str | None = None) -> str:
+    from validator import __version__
+    from validator.derive.failures import analyze_failures
+    from validator.emit.failures import failures_json
+    from validator.emit.html import render_page
+
+    topo, derived = analysis.topology, analysis.derived
+    assert topo is not None and derived is not None
+    try:
+        text = design.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ToolError(f"{design}: {exc.strerror or exc}") from None
+    bom = derived.bom.as_dict()
+    estimate = derived.estimate.as_dict()
+    page = {
+        "tool": {"name": "clusterplan", "version": __version__},
+        "design": {"name": topo.resolved.design.metadata.name, "file": analysis.file, "kind": estimate["kind"],
+                   "gpus": topo.gpus, "gpu": topo.resolved.gpu.id, "servers": topo.servers,
+                   "server": topo.resolved.server.id, "description": topo.resolved.design.metadata.description},
+        "findings": _findings(analysis, text),
+        "estimate": _scalars({k: v for k, v in estimate.items() if k not in ("version", "name", "file")}),
+        "bom": bom,
+        "failures": failures_json(analyze_failures(topo, derived)),
+        "picture": _picture(analysis),
+        "racks": _racks(derived),
+        "diff": _diff(design, base, run) if base else None,
+    }
+    return render_page(page)
