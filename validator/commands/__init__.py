@@ -15,13 +15,14 @@ import typer
 
 from validator import __version__
 from validator.base.errors import ToolError
-from validator.commands import build, check, compare, inspect, reference
+from validator.commands import build, check, compare, inspect, plan, reference
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Validate AI GPU cluster designs, estimate their performance and generate their BOM.")
 
 for command in (check.validate, inspect.describe, inspect.estimate, build.bom, build.cabling, build.render,
-                compare.diff, check.outputs, reference.schema, reference.rules, reference.explain, reference.docs):
+                compare.diff, plan.sweep,
+                check.outputs, reference.schema, reference.rules, reference.explain, reference.docs):
     app.command()(command)
 app.add_typer(reference.catalog_app, name="catalog")
 
