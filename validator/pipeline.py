@@ -30,6 +30,7 @@ from validator.resolve.prices import Costing
 from validator.resolve.resolved import resolve
 
 _DESIGN_MARK = re.compile(rb"^apiVersion:\s*[\"']?clusterplan/", re.MULTILINE)
+_REQUEST_MARK = re.compile(rb"^kind:\s*[\"']?SizingRequest\b", re.MULTILINE)   # `clusterplan size` input
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -76,7 +77,7 @@ def looks_like_design(path: Path) -> bool:
             head = fh.read(65536)
     except OSError:
         return True  # let analyze() report why it cannot be read
-    return bool(_DESIGN_MARK.search(head))
+    return bool(_DESIGN_MARK.search(head)) and not _REQUEST_MARK.search(head)
 
 
 def costing(run: RunConfig | None) -> Costing:

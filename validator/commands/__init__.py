@@ -21,7 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Validate AI GPU cluster designs, estimate their performance and generate their BOM.")
 
 for command in (check.validate, inspect.describe, inspect.estimate, build.bom, build.cabling, build.render,
-                compare.diff, plan.sweep,
+                compare.diff, plan.size, plan.sweep,
                 check.outputs, reference.schema, reference.rules, reference.explain, reference.docs):
     app.command()(command)
 app.add_typer(reference.catalog_app, name="catalog")

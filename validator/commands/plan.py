@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, PricesOption, emit, fail, run_config
+from validator.commands.common import ConfigOption, PricesOption, dump_json, emit, fail, run_config
 
 
 class SweepFmt(StrEnum):
@@ -56,3 +56,48 @@ def sweep(
         emit(planning.sweep_json(result.design, result.kind, names, result.rows, zipped), output)
     else:
         emit(planning.sweep_text(result.design, result.kind, names, result.rows, zipped), output)
+
+
+class SizeFmt(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def size(
+    request: Annotated[Path, typer.Argument(help="A sizing request (schemas/clusterplan-sizing.schema.json).")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Directory to write the best design of "
+                                                "each objective into (NAME-smallest.yaml, -capex, -tco, "
+                                                "-fastest).")] = None,
+    fmt: Annotated[SizeFmt, typer.Option("--format", "-f", help="Output format.")] = SizeFmt.text,
+    servers: Annotated[list[str] | None, typer.Option("--server", help="Allowed server (repeatable); replaces "
+                                                      "constraints.servers.")] = None,
+    max_gpus: Annotated[int | None, typer.Option("--max-gpus", min=1, help="GPU budget; replaces "
+                                                 "constraints.max_gpus.")] = None,
+    budget_usd: Annotated[float | None, typer.Option("--budget-usd", min=1, help="Capex limit; replaces "
+                                                     "constraints.budget_usd.")] = None,
+    deadline_days: Annotated[float | None, typer.Option("--deadline-days", min=0.001, help="Training deadline; "
+                                                        "replaces training.deadline_days.")] = None,
+    qps: Annotated[float | None, typer.Option("--qps", min=0.000001, help="Inference load in requests/s; "
+                                              "replaces inference.targets.qps.")] = None,
+    top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="Designs shown per objective.")] = None,
+    config: ConfigOption = None,
+    prices: PricesOption = None,
+) -> None:
+    """Size a cluster: the smallest, cheapest (capex, TCO) and fastest designs that meet a workload's deadline or
+    SLOs, searched exhaustively and checked by the rules; writes them as design files."""
+    from validator.emit.sizing import size_text
+    from validator.workflows.size_rank import result_dict, run_size
+    from validator.workflows.size_request import load_request, override, write_designs
+
+    run = run_config(config, prices)
+    try:
+        req, catalog = load_request(request)
+        req = override(req, servers=servers, max_gpus=max_gpus, budget_usd=budget_usd, deadline_days=deadline_days,
+                       qps=qps, top=top)
+        result = run_size(req, request, run, catalog)
+        written = write_designs(result, output) if output is not None else {}
+    except ToolError as exc:
+        fail(str(exc))
+    data = result_dict(result, written)
+    emit(dump_json(data) if fmt == SizeFmt.json else size_text(data), None)
+    raise typer.Exit(0 if data["designs"] else 1)

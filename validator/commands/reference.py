@@ -18,14 +18,17 @@ class SchemaName(StrEnum):
     design = "design"
     catalog = "catalog"
     pricebook = "pricebook"
+    sizing = "sizing"
 
 
 def schema(
-    which: Annotated[SchemaName, typer.Argument(help="design (default), catalog or pricebook.")] = SchemaName.design,
+    which: Annotated[SchemaName, typer.Argument(help="design (default), catalog, pricebook or sizing "
+                                                        "(the request of `clusterplan size`).")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
 ) -> None:
-    """Print the JSON Schema of the design format, of catalog files or of price books (generated from the models)."""
+    """Print the JSON Schema of the design format, of catalog files, of price books or of sizing requests (generated
+    from the models)."""
     from validator.base.resources import resource_dir
     from validator.emit.files import write_atomic
     from validator.emit.schemas import generated_schemas
