@@ -159,3 +159,14 @@ def test_xlsx_is_one_sheet_and_reproducible(tmp_path):
     assert ws.title == "Sweep" and rows[0][:3] == ("#", "inference.targets.qps", "GPUs")
     assert [r[:3] for r in rows[1:]] == [(1, 10, 128), (2, 40, 128)]
     assert zipfile.ZipFile(out1).testzip() is None
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    """On a terminal the sweep draws `sweep [####...] n/total` on stderr; the table on stdout is unchanged."""
+    from validator.emit import progress
+
+    _, plain, _ = cli("sweep", rel(SERVING), "--set", "inference.targets.qps=10,40", "-j", "1", "-f", "csv")
+    monkeypatch.setattr(progress, "enabled", lambda: True)
+    code, out, err = cli("sweep", rel(SERVING), "--set", "inference.targets.qps=10,40", "-j", "1", "-f", "csv")
+    assert code == 0 and out == plain
+    assert "sweep [" in err and "/2" in err

@@ -43,7 +43,8 @@ def size_text(data: dict[str, Any]) -> str:
         out += ["no design meets the request: every point was rejected (below)", ""]
     if data["rejected"]:
         head = ["rejected by", "points", "stage", "smallest such point", "why (for that point)"]
-        rows = [[r["reason"], f"{r['points']:,}", r["stage"], r["example"], r["message"]] for r in data["rejected"]]
+        rows = [[f"{r['reason']} {r['title']}".strip(), f"{r['points']:,}", r["stage"], r["example"], r["message"]]
+                for r in data["rejected"]]
         out += ["why the other points were rejected (a rule id, or the request's limit or deadline)",
                 text_table(head, rows, [False, True, False, False, False])]
     files = [f for d in data["designs"] for f in d["files"]]

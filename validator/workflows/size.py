@@ -3,7 +3,7 @@
 Every point of the space (validator/workflows/size_space.py) is judged cheapest check first, and the first
 check it fails is why it was rejected:
 
-    1 bound      more GPUs than constraints.max_gpus (no building)
+    1 bound      more GPUs than constraints.max_gpus, or than planning.yaml default_max_gpus (no building)
     2 hardware   the design read -> resolve -> expand once per (server, fabric, server count), with the most
                  servers per rack that rack-power, cooling, rack-space and NVLink-in-rack allow (FAC001,
                  FAC002, FAC003, NET004), then link-speed (NET002) and TOP001 from the expand stage
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.base.errors import DesignError
+from validator.base.resources import load_data
 from validator.check.context import Context
 from validator.check.registry import rule_by_id
 from validator.check.result import Analysis
@@ -144,6 +145,9 @@ class Search:
         self.request, self.path, self.run, self.catalog = request, path, run, catalog
         self.kind = "training" if request.training else "inference"
         self.hardware: dict[tuple[str, str, int], Hardware] = {}
+        given = request.constraints.max_gpus
+        self.max_gpus = given or int(load_data("planning.yaml")["default_max_gpus"]["value"])
+        self.bound_note = "" if given else " by default (set constraints.max_gpus)"
 
     # ------------------------------------------------------------ building
 
@@ -201,9 +205,9 @@ class Search:
         server = self.catalog.server(point.server)
         gpus = point.tp * point.pp * point.cp * point.dp
         c.servers = gpus // server.gpus
-        limit = self.request.constraints.max_gpus
-        if limit is not None and gpus > limit:
-            c.rejected = Rejection("max_gpus", f"{gpus:,} GPUs > the {limit:,} allowed", "bound")
+        if gpus > self.max_gpus:
+            c.rejected = Rejection("max_gpus", f"{gpus:,} GPUs > the {self.max_gpus:,} allowed{self.bound_note}",
+                                   "bound")
             return c
         hw = self.hardware_for(point, c.servers)
         c.rejected, c.per_rack = hw.rejected, hw.per_rack
@@ -235,12 +239,14 @@ class Search:
         topology = with_workload(probe.topology, design)
         c.rejected = first_error(topology, Derived(topology), WORKLOAD_RULES["inference"], self.run, "workload")
         if c.rejected is None:
-            c.rejected = self._fleet(c, server.gpus, topology)
+            c.rejected = self._fleet(c, server.gpus, topology, probe)
         return c
 
-    def _fleet(self, c: Candidate, per_server: int, probe: Topology) -> Rejection | None:
+    def _fleet(self, c: Candidate, per_server: int, probe: Topology, probe_hw: Hardware) -> Rejection | None:
         """Size the fleet from the probe's replicas needed, build it and check its SLOs and cost."""
-        needed = estimate(probe).inference
+        assert probe_hw.derived is not None
+        bom = probe_hw.derived.bom
+        needed = estimate(probe, lambda: bom).inference
         assert needed is not None
         if needed.replicas_needed is None:
             return Rejection("INF008", "no number of replicas meets the SLOs at the target load (one replica's "
@@ -248,9 +254,9 @@ class Search:
         p = c.point
         c.servers = math.ceil(max(needed.replicas_needed, 1) * p.replica_gpus / per_server)
         c.replicas = c.servers * per_server // p.replica_gpus
-        limit = self.request.constraints.max_gpus
-        if limit is not None and c.servers * per_server > limit:
-            return Rejection("max_gpus", f"{c.servers * per_server:,} GPUs > the {limit:,} allowed", "bound")
+        if c.servers * per_server > self.max_gpus:
+            return Rejection("max_gpus", f"{c.servers * per_server:,} GPUs > the {self.max_gpus:,} allowed"
+                             f"{self.bound_note}", "bound")
         hw = self.hardware_for(p, c.servers, c.replicas)
         c.per_rack = hw.per_rack
         if hw.rejected is not None or hw.topology is None:

@@ -132,7 +132,7 @@ def result_dict(result: SizeResult, written: dict[str, str] | None = None) -> di
             "best_for": result.objectives_of(c),
             "files": [written[o] for o in OBJECTIVES if o in written and result.best[o][0] is c],
             "warnings": sum(f.severity == "warning" for f in findings), **c.figures})
-    rejected = [{"reason": code, "points": n, "stage": ex.rejected.stage if ex.rejected else "",
+    rejected = [{"reason": code, "title": _title(code), "points": n, "stage": ex.rejected.stage if ex.rejected else "",
                  "example": ex.point.label, "message": ex.rejected.message if ex.rejected else ""}
                 for code, n, ex in result.rejections()]
     survivors = sum(c.rejected is None for c in result.candidates)
@@ -141,3 +141,17 @@ def result_dict(result: SizeResult, written: dict[str, str] | None = None) -> di
                       "rejected": len(result.candidates) - survivors},
             "best": {o: [c.point.label for c in cs] for o, cs in result.best.items()},
             "designs": designs, "rejected": rejected}
+
+
+
+def _title(code: str) -> str:
+    """The slug of the rule(s) a rejection names; empty for the request's own limits (the message says it)."""
+    from validator.base.findings import READ_CODES
+    from validator.check.registry import rule_by_id
+
+    rules = [rule_by_id(c) for c in code.split()]
+    if rules and all(r is not None for r in rules):
+        return ", ".join(r.slug for r in rules if r is not None)
+    if code in READ_CODES:
+        return READ_CODES[code][0]
+    return ""
