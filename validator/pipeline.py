@@ -24,12 +24,13 @@ from validator.check.result import Analysis
 from validator.derive import Derived
 from validator.expand.topology import Topology, build_topology
 from validator.read.config import RunConfig
-from validator.read.design_file import read_design
+from validator.read.design_file import parse_design, read_design
 from validator.resolve.catalog import load_catalog
 from validator.resolve.prices import Costing
 from validator.resolve.resolved import resolve
 
 _DESIGN_MARK = re.compile(rb"^apiVersion:\s*[\"']?clusterplan/", re.MULTILINE)
+_REQUEST_MARK = re.compile(rb"^kind:\s*[\"']?SizingRequest\b", re.MULTILINE)   # `clusterplan size` input
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -76,7 +77,7 @@ def looks_like_design(path: Path) -> bool:
             head = fh.read(65536)
     except OSError:
         return True  # let analyze() report why it cannot be read
-    return bool(_DESIGN_MARK.search(head))
+    return bool(_DESIGN_MARK.search(head)) and not _REQUEST_MARK.search(head)
 
 
 def costing(run: RunConfig | None) -> Costing:
@@ -98,11 +99,15 @@ def costing(run: RunConfig | None) -> Costing:
     return Costing(price_table(refs), tco)
 
 
-def load_topology(path: Path, display: str | None = None, run: RunConfig | None = None) -> Topology:
-    """read -> resolve -> expand for one design; raises DesignError with every reading problem."""
+def load_topology(path: Path, display: str | None = None, run: RunConfig | None = None,
+                  text: str | None = None) -> Topology:
+    """read -> resolve -> expand for one design; raises DesignError with every reading problem.
+
+    `text`: the design's text, read as if it were the file at `path` (catalogs resolve next to it);
+    `size` and `sweep` analyse designs they build this way without writing them anywhere."""
     display = display or display_name(path)
     try:
-        loaded, design = read_design(path, display)
+        loaded, design = read_design(path, display) if text is None else parse_design(text, display)
     except OSError as exc:
         raise DesignError([Diagnostic("YAML000", f"cannot read the file: {exc.strerror or exc}", display,
                                       hint="check the path and its permissions")]) from None
@@ -118,16 +123,18 @@ def load_topology(path: Path, display: str | None = None, run: RunConfig | None 
     return topology
 
 
-def analyze(path: Path, display: str | None = None, run: RunConfig | None = None) -> Analysis:
+def analyze(path: Path, display: str | None = None, run: RunConfig | None = None,
+            text: str | None = None) -> Analysis:
     """read -> resolve -> expand -> derive -> check for one design. Never raises for a bad design.
 
     `run` carries the repository's severities and waivers (.clusterplan.yaml); the design's own win.
-    Derived facts are computed lazily: a rule or an output that needs one computes it once.
+    Derived facts are computed lazily: a rule or an output that needs one computes it once. `text`: as
+    for load_topology.
     """
     display = display or display_name(path)
     run = run or RunConfig()
     try:
-        topology = load_topology(path, display, run)
+        topology = load_topology(path, display, run, text)
     except DesignError as exc:
         return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
     derived = Derived(topology)

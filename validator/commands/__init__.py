@@ -15,13 +15,13 @@ import typer
 
 from validator import __version__
 from validator.base.errors import ToolError
-from validator.commands import build, check, compare, failures, inspect, reference, report, topology
+from validator.commands import build, check, compare, failures, inspect, plan, reference, report, topology
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Validate AI GPU cluster designs, estimate their performance and generate their BOM.")
 
 for command in (check.validate, inspect.describe, inspect.estimate, build.bom, build.cabling, build.racks, build.render,
-                compare.diff, check.outputs, failures.failures, topology.topology, report.report,
+                compare.diff, plan.size, plan.sweep, check.outputs, failures.failures, topology.topology, report.report,
                 reference.schema, reference.rules, reference.explain, reference.docs):
     app.command()(command)
 app.add_typer(reference.catalog_app, name="catalog")

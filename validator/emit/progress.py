@@ -17,9 +17,10 @@ def enabled() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI") and not os.environ.get("CLUSTERPLAN_NO_PROGRESS")
 
 
-def progress(items: Iterable[T], total: int, label: str) -> Iterator[T]:
-    """Yield `items`, drawing `label [#####.....] n/total` at most five times a second."""
-    if not enabled() or total < 1000:
+def progress(items: Iterable[T], total: int, label: str, min_total: int = 1000) -> Iterator[T]:
+    """Yield `items`, drawing `label [#####.....] n/total` at most five times a second (from `min_total`
+    items: a short loop finishes before a bar helps)."""
+    if not enabled() or total < min_total:
         yield from items
         return
     last = 0.0
