@@ -21,7 +21,7 @@ fabrics:
     topology: rail-optimized{pod}
     tiers:
       leaf: {{switch: sn5600}}
-      spine: {{switch: sn5600}}
+      spine: {{switch: sn5600}}{core}
     lossless:
       switch:
         pfc_priorities: [3]
@@ -104,7 +104,9 @@ def write(out: Path) -> list[Path]:
         # above one core layer's reach the compute fabric needs pods: 4,096 GPUs (512 DGX) per pod of
         # 64-port-at-800G SN5600 leaves and spines keeps every pod within the spines' 64 downlinks
         pod = "\n    pod: {gpus: 4096}" if gpus > 10240 else ""
-        train.write_text(TRAINING.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 4, storage=storage, pod=pod))
+        core = "\n      core: {switch: sn5600}" if pod else ""
+        train.write_text(TRAINING.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 4, storage=storage, pod=pod,
+                                         core=core))
         infer = out / f"inference-{gpus}.yaml"
         infer.write_text(INFERENCE.format(gpus=gpus, servers=servers))
         paths += [train, infer]

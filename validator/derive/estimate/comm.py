@@ -1,4 +1,4 @@
-"""Collective times (shared/docs/estimator-notes.md 2.5) and the model-parallel traffic of one layer.
+"""Collective times (docs/estimator.md, Training) and the model-parallel traffic of one layer.
 
 A group of GPUs that fits in one NVLink domain talks over NVLink; a larger one over the scale-out
 fabric at the NIC bandwidth per GPU, divided by the worst downlink/uplink taper of the switch tiers

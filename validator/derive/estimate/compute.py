@@ -1,4 +1,4 @@
-"""Compute time of one pipeline stage for one micro-batch on one GPU (shared/docs/estimator-notes.md 2.2).
+"""Compute time of one pipeline stage for one micro-batch on one GPU (docs/estimator.md, Training).
 
 Linear layers run at the design's precision and at a size-dependent GEMM efficiency (the Calculon idea:
 small GEMMs run further from their peak than large ones); expert GEMMs are sized per expert. The

@@ -1,4 +1,4 @@
-"""Data-parallel traffic per step and the part of it the step waits for (shared/docs/estimator-notes.md 2.5).
+"""Data-parallel traffic per step and the part of it the step waits for (docs/estimator.md, Training).
 
 Per GPU, with Psi parameters in its model-parallel shard, P = 2 bytes per parameter gathered and
 G bytes per gradient reduced, over a group of n ranks:

@@ -1,4 +1,4 @@
-"""FLOP counts of a transformer (shared/docs/estimator-notes.md 2.1-2.2) and the conventions published
+"""FLOP counts of a transformer (docs/estimator.md, Training) and the conventions published
 figures use.
 
 The estimator's own convention (stated in every estimate): model FLOPs count matmuls only, forward =

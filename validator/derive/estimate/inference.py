@@ -1,6 +1,6 @@
 """The inference estimate of a design: engine step model at full load (every request's prefill
 counted), latency at the target load, replicas needed at the SLOs, capacity of the planned fleet,
-KV cache and cost (shared/docs/serving-model.md; docs/estimator.md, Inference)."""
+KV cache and cost (docs/estimator.md, Inference)."""
 
 from __future__ import annotations
 

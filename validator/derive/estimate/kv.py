@@ -1,5 +1,5 @@
-"""Weights and KV cache per GPU of a serving replica (shared/docs/estimator-notes.md 2.7,
-shared/docs/serving-model.md 4): GQA KV heads split by TP, the MLA latent kept whole on every TP rank,
+"""Weights and KV cache per GPU of a serving replica (docs/estimator.md,
+Inference; vLLM KV cache sizing): GQA KV heads split by TP, the MLA latent kept whole on every TP rank,
 layers split by PP, attention data-parallel ranks each holding the KV of their own requests, routed
 experts sharded over every GPU of a pipeline stage (tp x dp_attention = ep x moe_tp)."""
 

@@ -36,7 +36,7 @@ class KvTransfer:
 
 def kv_transfer(model: LlmModel, kv_precision: str, prompt_tokens: float, prefill: Shape, decode: Shape,
                 net: Network, c: ServingConstants, via: str = "rdma") -> KvTransfer | None:
-    """Prefill-to-decode transfer of one prompt's KV cache (shared/docs/serving-model.md 5): it leaves
+    """Prefill-to-decode transfer of one prompt's KV cache (docs/estimator.md, Inference): it leaves
     from the GPUs of the prefill rank that computed it and lands on the decode rank that will hold it,
     each GPU over its own NICs; NVLink when `via` is nvlink. None when no link carries it."""
     nbytes = prompt_tokens * kv_bytes_per_token(model, kv_precision)

@@ -1,5 +1,5 @@
 """Operating points of a replica at full load, every request's prefill included
-(shared/docs/serving-model.md 1.3). Per attention rank and pipeline stage; a replica runs `dp` ranks
+(docs/estimator.md, Inference). Per attention rank and pipeline stage; a replica runs `dp` ranks
 in lock-step and keeps `pp` micro-batches in flight (a token crosses every stage: TPOT = pp x step).
 
 Mixed steps (chunked prefill): each step carries the decode tokens of the running sequences and the

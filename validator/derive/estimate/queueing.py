@@ -1,5 +1,5 @@
 """Latency at load: a closed-form queueing model of continuously batching replicas
-(shared/docs/serving-model.md 3.2), deterministic and monotone in the load by construction.
+(docs/estimator.md, Inference), deterministic and monotone in the load by construction.
 
 - Operating point: at `lam` requests/s per attention rank, a step of time t carries lam.t.(O-1)/E
   decoding sequences and lam.t.I' prefill tokens; t is the least fixed point of t = step(t), found by

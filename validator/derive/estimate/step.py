@@ -1,4 +1,4 @@
-"""Time of one scheduler step of a serving engine (shared/docs/serving-model.md 1.2, 2, 4).
+"""Time of one scheduler step of a serving engine (docs/estimator.md, Inference).
 
 A step runs `dec` decoding sequences (each verifying `q` tokens, 1 without speculation) at an average
 context of `dec_ctx` tokens, plus `pf` prefill tokens attending on average to `pf_ctx` positions, on one

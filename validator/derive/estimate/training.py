@@ -1,4 +1,4 @@
-"""Training step time, MFU and throughput (shared/docs/estimator-notes.md sections 2.2-2.5).
+"""Training step time, MFU and throughput (docs/estimator.md, Training).
 
 A pipeline stage runs one micro-batch in a *slot*: its layers' compute (compute.py) plus the exposed
 TP, CP and EP traffic (comm.py); the slowest stage (the most layers, plus the LM head on the last)

@@ -1,4 +1,4 @@
-"""Training memory per GPU (shared/docs/estimator-notes.md 2.6): model states by sharding, activations
+"""Training memory per GPU (docs/estimator.md, Training): model states by sharding, activations
 by recomputation, sequence and context parallelism, pipeline schedule and offload.
 
 Model states, mixed-precision Adam: 2 bytes of 16-bit weights + 4 of fp32 main gradients + 12 of fp32
