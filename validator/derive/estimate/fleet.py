@@ -59,7 +59,7 @@ def capacity(latency: LatencyAt, replicas: int, slo: Slo, ceiling: float, extra_
     lo, hi = 0.0, ceiling
     if not slo.met(latency(1e-9), extra_ttft_s):
         return 0.0
-    for _ in range(40):
+    while hi - lo > 1e-7 * ceiling:      # seven significant digits of the saturated rate
         mid = (lo + hi) / 2
         if slo.met(latency(mid), extra_ttft_s):
             lo = mid

@@ -70,7 +70,7 @@ def _least_fixed_point(g: Callable[[float], float | None]) -> float | None:
         lo, hi = hi, hi * 2
     else:
         return None
-    for _ in range(60):
+    while hi - lo > 1e-9 * hi:      # nine significant digits; estimates are printed with four
         mid = (lo + hi) / 2
         v = g(mid)
         if v is not None and v <= mid:
