@@ -3,6 +3,7 @@ deterministic results, atomic writes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from pathlib import Path
@@ -87,7 +88,8 @@ def test_oversized_file_is_refused(tmp_path):
 def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
     from validator.base import limits as limits_module
 
-    monkeypatch.setattr(limits_module, "limits", lambda: limits_module.Limits(5_000_000, 200_000, 3, 10_000_000))
+    few = dataclasses.replace(limits_module.limits(), max_files=3)
+    monkeypatch.setattr(limits_module, "limits", lambda: few)
     import validator.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "limits", limits_module.limits)

@@ -22,9 +22,11 @@ from validator.base.paths import display_name
 from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
+from validator.emit.escape import printable_finding, visible
 from validator.expand.topology import Topology, build_topology
 from validator.read.config import RunConfig
 from validator.read.design_file import read_design
+from validator.read.loader import read_bytes
 from validator.resolve.catalog import load_catalog
 from validator.resolve.resolved import resolve
 
@@ -70,11 +72,11 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
 
 
 def looks_like_design(path: Path) -> bool:
+    """Whether a file's head declares a design (a FIFO or device is never opened for reading)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return True  # let analyze() report why it cannot be read
+        head = read_bytes(path, str(path), limit=65536)
+    except DesignError as exc:
+        return "cannot read" in exc.diagnostics[0].message  # let analyze() say why it cannot be read
     return bool(_DESIGN_MARK.search(head))
 
 
@@ -104,13 +106,14 @@ def analyze(path: Path, display: str | None = None, run: RunConfig | None = None
     `run` carries the repository's severities and waivers (.clusterplan.yaml); the design's own win.
     Derived facts are computed lazily: a rule or an output that needs one computes it once.
     """
-    display = display or display_name(path)
+    display = visible(display or display_name(path))   # a file name may hold any character
     run = run or RunConfig()
     try:
         topology = load_topology(path, display)
     except DesignError as exc:
-        return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
+        return Analysis(display, sorted((printable_finding(from_diagnostic(d)) for d in exc.diagnostics),
+                                        key=sort_key))
     derived = Derived(topology)
     findings = run_rules(topology, derived, today=run.today, severity_overrides=run.severity,
                          repo_waivers=run.waivers_for(path))
-    return Analysis(display, findings, topology, derived)
+    return Analysis(display, [printable_finding(f) for f in findings], topology, derived)

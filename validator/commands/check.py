@@ -111,7 +111,8 @@ def outputs(
     except ToolError as exc:
         fail(str(exc))
     from validator.base.paths import display_name
+    from validator.emit.escape import visible
 
     for path in stale:
-        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {display_name(path)}\n")
+        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {visible(display_name(path))}\n")
     raise typer.Exit(1 if stale else 0)

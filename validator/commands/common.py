@@ -4,7 +4,6 @@ or tool error)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -35,16 +34,21 @@ class Fmt(StrEnum):
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    sys.stderr.write(f"clusterplan: error: {message}\n")
+    from validator.emit.escape import visible
+
+    sys.stderr.write(f"clusterplan: error: {visible(message)}\n")
     raise typer.Exit(code)
 
 
 def dump_json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    from validator.emit.escape import to_json
+
+    return to_json(data) + "\n"
 
 
 def emit(data: str | bytes, output: Path | None) -> None:
     """Write to `output` atomically, or to stdout (text only)."""
+    from validator.emit.escape import terminal_text
     from validator.emit.files import write_atomic
 
     if output is not None:
@@ -52,7 +56,7 @@ def emit(data: str | bytes, output: Path | None) -> None:
     elif isinstance(data, bytes):
         fail("this format is binary: write it to a file with -o FILE")
     else:
-        sys.stdout.write(data)
+        sys.stdout.write(terminal_text(data))
 
 
 def run_config(path: Path | None) -> RunConfig:
@@ -72,9 +76,12 @@ def run_config(path: Path | None) -> RunConfig:
 
 
 def source_text(path: Path) -> str:
+    """The text of a design, to quote its lines in messages: a regular file within the size limit only."""
+    from validator.read.loader import read_bytes
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_bytes(path, str(path)).decode("utf-8", errors="replace")
+    except DesignError:
         return ""
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom
 from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.emit.escape import csv_row, to_json
 from validator.emit.progress import progress
 
 
@@ -18,7 +18,7 @@ def _money(x: float | None) -> str:
 
 
 def bom_json(bom: Bom) -> str:
-    return json.dumps(bom.as_dict(), indent=2, sort_keys=True) + "\n"
+    return to_json(bom.as_dict(), ensure_ascii=True) + "\n"
 
 
 def bom_csv(bom: Bom) -> str:
@@ -26,7 +26,7 @@ def bom_csv(bom: Bom) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ITEM_FIELDS)
     for item in bom.items:
-        writer.writerow(["" if v is None else v for v in item.as_dict().values()])
+        writer.writerow(csv_row(item.as_dict().values()))
     return out.getvalue()
 
 
@@ -65,11 +65,11 @@ def cabling_csv_rows(plan: Plan) -> Iterable[str]:
     for run in progress(plan.all_runs(), total, "cabling"):
         out.seek(0)
         out.truncate()
-        writer.writerow(plan.row(run))
+        writer.writerow(csv_row(plan.row(run)))
         yield out.getvalue()
 
 
 def cabling_json(plan: Plan) -> str:
     rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, plan.row(run), strict=True)) for run in plan.all_runs()]
-    return json.dumps({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
-                      indent=1, sort_keys=True) + "\n"
+    return to_json({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
+                   indent=1, ensure_ascii=True) + "\n"

@@ -9,6 +9,7 @@ git commit time or a given value) and the zip entries carry that same date.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -17,6 +18,7 @@ from typing import Any
 from validator.base.findings import Finding
 from validator.derive.bom import Bom
 from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.emit.escape import Formula, cell_text, formula_like
 
 HEADER_FILL = "1F4E78"
 MONEY = '"$"#,##0'
@@ -48,10 +50,19 @@ def _filter(ws: Any, columns: int, rows: int) -> None:
 
 
 def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> Any:
+    """One cell. Text is always a text cell (a leading = + - @ gets Excel's quote prefix, as OWASP
+    advises); only an `escape.Formula`, which clusterplan writes itself, is a formula."""
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
 
-    cell = WriteOnlyCell(ws, value=value)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    text = isinstance(value, str) and not isinstance(value, Formula)
+    cell = WriteOnlyCell(ws, value=cell_text(value) if text else value)
+    if text:
+        cell.data_type = "s"
+        if formula_like(value):
+            cell.quotePrefix = True
     if fmt:
         cell.number_format = fmt
     if bold:
@@ -59,11 +70,41 @@ def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> An
     return cell
 
 
+class _TextSafeSheet:
+    """A write-only worksheet whose rows hold no formula but clusterplan's own: every plain value goes
+    through `_cell`, so a new sheet or column is safe without thinking about it."""
+
+    def __init__(self, ws: Any) -> None:
+        object.__setattr__(self, "_ws", ws)
+
+    def append(self, row: Sequence[Any]) -> None:
+        from openpyxl.cell.cell import Cell
+
+        self._ws.append([v if isinstance(v, Cell) or v is None else _cell(self._ws, v) for v in row])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ws, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ws, name, value)
+
+
+class _TextSafeBook:
+    def __init__(self, wb: Any) -> None:
+        self._wb = wb
+
+    def create_sheet(self, title: str) -> _TextSafeSheet:
+        return _TextSafeSheet(self._wb.create_sheet(title))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wb, name)
+
+
 def workbook_bytes(bom: Bom, plan: Plan, findings: Sequence[Finding], summary: dict[str, Any],
                    timestamp: datetime) -> bytes:
     from openpyxl import Workbook
 
-    wb = Workbook(write_only=True)
+    wb = _TextSafeBook(Workbook(write_only=True))
     wb.properties.creator = "clusterplan"
     wb.properties.created = timestamp
     wb.properties.modified = timestamp
@@ -138,7 +179,8 @@ def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom) -> None:
     for key, value in summary.items():
         fmt = MONEY if key.endswith("(USD)") else (KW if key.endswith("(kW)") else None)
         ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
-    ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True), _cell(ws, f"=BOM!J{len(bom.items) + 2}", MONEY)])
+    ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True),
+               _cell(ws, Formula(f"=BOM!J{len(bom.items) + 2}"), MONEY)])
 
 
 def _bom_sheet(wb: Any, bom: Bom) -> None:
@@ -147,14 +189,14 @@ def _bom_sheet(wb: Any, bom: Bom) -> None:
              "unit price (USD)", "extended price (USD)", "included in"]
     _header(ws, names, [12, 22, 50, 8, 8, 10, 14, 14, 16, 20, 12])
     for n, item in enumerate(bom.items, start=2):
-        extended = None if item.included_in or item.unit_price is None else f"=D{n}*I{n}"
+        extended = None if item.included_in or item.unit_price is None else Formula(f"=D{n}*I{n}")
         ws.append([item.category, item.part, item.description, item.qty, item.spares, item.fabric, item.installed_in,
                    _cell(ws, item.unit_power_w, "#,##0"), _cell(ws, item.unit_price, MONEY),
                    _cell(ws, extended, MONEY), item.included_in])
     last = len(bom.items) + 1
     ws.append([_cell(ws, "total", bold=True), None, f"{bom.totals['unpriced_lines']} unpriced line(s) not in "
-               "the total", f"=SUM(D2:D{last})", f"=SUM(E2:E{last})", None, None, None, None,
-               _cell(ws, f"=SUM(J2:J{last})", MONEY, bold=True), None])
+               "the total", Formula(f"=SUM(D2:D{last})"), Formula(f"=SUM(E2:E{last})"), None, None, None, None,
+               _cell(ws, Formula(f"=SUM(J2:J{last})"), MONEY, bold=True), None])
     _filter(ws, len(names), last)
 
 
@@ -184,7 +226,7 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
                 cells.append(f'<c r="{col}{n}"><v>{value:g}</v></c>' if isinstance(value, float)
                              else f'<c r="{col}{n}"><v>{value}</v></c>')
             else:
-                cells.append(f'<c r="{col}{n}" t="inlineStr"><is><t>{escape(str(value))}</t></is></c>')
+                cells.append(f'<c r="{col}{n}" t="inlineStr"><is><t>{escape(cell_text(str(value)))}</t></is></c>')
         chunk.append(f'<row r="{n}">{"".join(cells)}</row>')
         if len(chunk) >= 2000:
             yield "".join(chunk).encode("utf-8")
@@ -204,16 +246,16 @@ def _power_sheet(wb: Any, bom: Bom) -> None:
             ("optics", p["optics_kw"], "kW", KW), ("storage", p["storage_kw"], "kW", KW)]
     for label, value, unit, fmt in rows:
         ws.append([label, _cell(ws, value, fmt), unit])
-    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, "=SUM(B6:B9)", KW, bold=True), "kW"])
+    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, Formula("=SUM(B6:B9)"), KW, bold=True), "kW"])
     ws.append(["PUE", _cell(ws, p["pue"], "0.00"), ""])
-    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, "=B10*B11", KW, bold=True), "kW"])
+    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, Formula("=B10*B11"), KW, bold=True), "kW"])
     for cooling, kw in sorted(p["heat_kw_by_cooling"].items()):
         ws.append([f"heat removed by {cooling}", _cell(ws, kw, KW), "kW"])
     ws.append(["electricity price", _cell(ws, p["electricity_usd_per_kwh"], "0.000"), "USD/kWh"])
     n = 12 + len(p["heat_kw_by_cooling"]) + 1
     hours = p["hours_per_year"]
-    ws.append(["energy per year", _cell(ws, f"=B12*{hours:g}/1000", "#,##0"), "MWh"])
-    ws.append(["energy cost per year", _cell(ws, f"=B12*{hours:g}*B{n}", MONEY), "USD"])
+    ws.append(["energy per year", _cell(ws, Formula(f"=B12*{hours:g}/1000"), "#,##0"), "MWh"])
+    ws.append(["energy cost per year", _cell(ws, Formula(f"=B12*{hours:g}*B{n}"), MONEY), "USD"])
 
 
 def _findings_sheet(wb: Any, findings: Sequence[Finding]) -> None:

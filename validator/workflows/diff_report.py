@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,7 +59,9 @@ def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
             "new_findings": [{"rule": f.rule, "message": f.message, "line": f.line} for f in d.new_findings],
             "fixed_findings": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
         })
-    return json.dumps({"version": 1, "designs": out, "gates_tripped": list(tripped)}, indent=2, sort_keys=True) + "\n"
+    from validator.emit.escape import to_json
+
+    return to_json({"version": 1, "designs": out, "gates_tripped": list(tripped)}, ensure_ascii=True) + "\n"
 
 
 def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:

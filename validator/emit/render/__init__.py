@@ -15,10 +15,16 @@ from typing import Any
 from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
 from validator.emit import tables
+from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import write_atomic, write_atomic_lines
 from validator.emit.render.facts import ROUTED_FABRICS, SwitchFact, ib_facts, switch_facts
 from validator.emit.render.sonic import sonic_json, sonic_tables
 from validator.expand.topology import Topology
+
+# Escaping of free text (a catalog name, a description) for each configuration syntax: every template,
+# built-in or the design repository's, can use them (docs/security.md).
+FILTERS = {"config_text": one_line,        # one line of an EOS/NVUE/OpenSM config or comment, no controls
+           "yaml_string": yaml_string}     # a double-quoted YAML scalar on one line (NVUE startup.yaml)
 
 TEMPLATE_FOR_OS = {"sonic": ("sonic/config_db.json.j2", "config_db.json"),
                    "eos": ("eos/running-config.j2", "cfg"), "cumulus": ("nvue/startup.yaml.j2", "startup.yaml")}
@@ -49,6 +55,7 @@ class _Templates:
         for env in (self.builtin, self.user):
             if env is not None:
                 env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+                env.filters.update(FILTERS)
         self._cache: dict[str, Any] = {}
 
     def _template(self, name: str) -> Any:
