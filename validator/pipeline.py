@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from validator.base.errors import DesignError, Diagnostic, ToolError
@@ -88,6 +90,11 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
     except OSError as exc:
         raise DesignError([Diagnostic("YAML000", f"cannot read the file: {exc.strerror or exc}", display,
                                       hint="check the path and its permissions")]) from None
+    unknown = _unknown_rules(design.severity)
+    if unknown:
+        raise DesignError([Diagnostic("SCH001", f"unknown rule '{rule}' in severity", display,
+                                      *loaded.where(("severity", rule), key=True), ("severity", rule), hint)
+                           for rule, hint in unknown])
     catalog = load_catalog(path, display, list(design.catalogs),
                            lambda i: loaded.where(("catalogs", i)))
     resolved = resolve(design, loaded, catalog)
@@ -98,6 +105,19 @@ def load_topology(path: Path, display: str | None = None) -> Topology:
     if problems:
         raise DesignError(problems)
     return topology
+
+
+def _unknown_rules(severity: Collection[str]) -> list[tuple[str, str]]:
+    """Severity overrides for rules that do not exist, each with a did-you-mean hint."""
+    from validator.check.registry import RULES
+
+    known = [r.id for r in RULES]
+    out = []
+    for rule in severity:
+        if rule not in known:
+            close = difflib.get_close_matches(rule, known, n=1, cutoff=0.6)
+            out.append((rule, f"did you mean '{close[0]}'?" if close else "`clusterplan rules` lists the rule IDs"))
+    return out
 
 
 def analyze(path: Path, display: str | None = None, run: RunConfig | None = None) -> Analysis:

@@ -68,11 +68,17 @@ def run_config(path: Path | None) -> RunConfig:
     found = path or find_config(Path.cwd())
     if found is None:
         return RunConfig()
+    from validator.check.registry import RULES
+
     try:
-        return RunConfig(load_config(found), found)
+        return RunConfig(load_config(found, [r.id for r in RULES]), found)
     except DesignError as exc:
-        d = exc.diagnostics[0]
-        fail(f"{d.file}:{d.line}:{d.col}: {d.message}")
+        from validator.emit.escape import visible
+
+        for d in sorted(exc.diagnostics, key=lambda d: (d.line, d.col)):
+            hint = f" ({d.hint})" if d.hint else ""
+            sys.stderr.write(f"clusterplan: error: {visible(f'{d.file}:{d.line}:{d.col}: {d.message}{hint}')}\n")
+        raise typer.Exit(2) from None
 
 
 def source_text(path: Path) -> str:

@@ -10,17 +10,54 @@ from __future__ import annotations
 
 from datetime import date
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from validator.base.resources import load_data
 
 API_VERSION = "clusterplan/v1"
+
+# One identifier policy (docs/security.md) for every name that becomes a hostname, a file name, a
+# configuration token or a spreadsheet cell: letters, digits, '-', '_' and '.', starting with a letter or
+# a digit (never '-', '.', '=', '+' or '@'), at most 63 characters (a DNS label). Free text (descriptions,
+# reasons, owners) is not restricted; every output escapes it for its own syntax (validator/emit/escape.py).
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+IDENTIFIER_MAX = 63
+IDENTIFIER_RULE = "letters, digits, '-', '_' and '.', starting with a letter or digit, at most 63 characters"
+Identifier = Annotated[str, Field(min_length=1, max_length=IDENTIFIER_MAX, pattern=IDENTIFIER_PATTERN)]
+# Device roles clusterplan names devices after: an appliance named like one would be taken for it.
+RESERVED_NAMES = ("server", "storage", "leaf", "spine", "core", "rack-system")
+
+
+def _not_reserved(name: str) -> str:
+    if name in RESERVED_NAMES:
+        raise ValueError(f"'{name}' is reserved for clusterplan's own devices")
+    return name
+
+
+DeviceName = Annotated[Identifier, AfterValidator(_not_reserved),
+                       Field(json_schema_extra={"not": {"enum": list(RESERVED_NAMES)}})]
+RuleId = Annotated[str, Field(pattern=r"^[A-Z]{3}[0-9]{3}$", max_length=6,
+                              description="A rule ID: three capital letters and three digits, e.g. NET002.")]
+# A path the design names (catalogs, templates): any text but control characters; where it may lead is
+# checked against the repository boundary (validator/base/paths.py).
+FilePath = Annotated[str, Field(min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+Dscp = Annotated[str, Field(pattern=r"^([0-9]|[1-5][0-9]|6[0-3])$", description="A DSCP value, 0-63.")]
+Money = Annotated[float, Field(ge=0, le=1e12)]
+# Threshold names are those of validator/data/thresholds.yaml: a misspelt one is an unknown key.
+if TYPE_CHECKING:
+    ThresholdName = str
+else:
+    ThresholdName = Literal[tuple(load_data("thresholds.yaml")["thresholds"])]
 
 Count = Annotated[int, Field(ge=1, le=10_000_000)]
 NonNegCount = Annotated[int, Field(ge=0, le=10_000_000)]
 Positive = Annotated[float, Field(gt=0, le=1e9)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
-CatalogId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+CatalogId = Annotated[str, Field(min_length=1, max_length=IDENTIFIER_MAX, pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                 description="A catalog id: lowercase letters, digits, '.', '_' and '-', at most "
+                                 "63 characters.")]
 
 
 class _Model(BaseModel):
@@ -70,7 +107,7 @@ class Recompute(StrEnum):
 
 
 class Metadata(_Model):
-    name: str = Field(min_length=1, max_length=200, description="Short name of the cluster, unique in the repo.")
+    name: Identifier = Field(description="Short name of the cluster, unique in the repo (" + IDENTIFIER_RULE + ").")
     description: str | None = Field(None, max_length=2000, description="What the cluster is for.")
     owner: str | None = Field(None, max_length=200, description="Team or person who owns this design.")
 
@@ -172,7 +209,7 @@ class PfcWatchdog(_Model):
 class SwitchLossless(_Model):
     pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(
         description="802.1p priorities with PFC enabled (the RDMA priority, usually 3).")
-    dscp_to_tc: dict[str, Annotated[int, Field(ge=0, le=7)]] = Field(
+    dscp_to_tc: dict[Dscp, Annotated[int, Field(ge=0, le=7)]] = Field(
         description="DSCP value (as a string key) to traffic class, e.g. {'26': 3, '48': 6}.")
     roce_tc: Annotated[int, Field(ge=0, le=7)] = Field(description="Traffic class that carries RoCE.")
     cnp_tc: Annotated[int, Field(ge=0, le=7)] | None = Field(None, description="Traffic class for congestion "
@@ -209,7 +246,8 @@ class Pod(_Model):
 
 
 class ExtraEndpoint(_Model):
-    name: str = Field(min_length=1, max_length=100, description="What it is, e.g. ufm.")
+    name: DeviceName = Field(description="What it is, e.g. ufm (" + IDENTIFIER_RULE + "; not " +
+                             ", ".join(RESERVED_NAMES) + ").")
     count: Count = Field(1, description="How many such devices.")
     ports: Count = Field(description="Leaf ports each one uses.")
 
@@ -261,7 +299,7 @@ class Fabric(_Model):
         None, description="RDMA on a lossy fabric (no `lossless:`): the congestion control that makes it safe, "
         "one of validator/data/congestion_control.yaml (e.g. uet, srd).")
     media: FabricMedia | None = Field(None, description="Force a cable/optics type; default: chosen by length.")
-    nic_to_rail: list[Annotated[int, Field(ge=0)]] | None = Field(
+    nic_to_rail: list[Annotated[int, Field(ge=0, le=1023)]] | None = Field(
         None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
         "default is NIC i to rail i.")
 
@@ -283,7 +321,7 @@ class StorageNodes(_Model):
     ports: Count = Field(2, description="Storage-fabric ports per storage node.")
     rack_units: Count | None = Field(None, description="Rack units per node.")
     power_w: Positive | None = Field(None, description="Power per node in W.")
-    price_usd: Annotated[float, Field(ge=0)] | None = Field(None, description="Price per node.")
+    price_usd: Money | None = Field(None, description="Price per node.")
 
 
 class Storage(_Model):
@@ -384,15 +422,15 @@ class Inference(_Model):
 
 
 class Costs(_Model):
-    prices_usd: dict[str, Annotated[float, Field(ge=0)]] = Field(
+    prices_usd: dict[CatalogId, Money] = Field(
         default_factory=dict, description="Unit price overrides by catalog id, USD.")
-    spares_pct: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
+    spares_pct: dict[Identifier, Annotated[float, Field(ge=0, le=100)]] = Field(
         default_factory=dict, description="Spare percentage by BOM category, e.g. {transceiver: 2}.")
     amortization_years: Positive | None = Field(None, description="Capex amortization period for cost per token.")
 
 
 class Waiver(_Model):
-    rule: str = Field(pattern=r"^[A-Z]{3}[0-9]{3}$", description="Rule ID, e.g. NET002.")
+    rule: RuleId = Field(description="Rule ID, e.g. NET002.")
     path: str | None = Field(None, max_length=500, description="Key path the waiver is limited to.")
     reason: str = Field(max_length=2000, description="Why the finding is accepted (mandatory).")
     owner: str = Field(min_length=1, max_length=200, description="Who accepted it.")
@@ -405,10 +443,10 @@ class Design(_Model):
     api_version: Literal["clusterplan/v1"] = Field(alias="apiVersion", description="Format version.")
     kind: Kind = Field(description="TrainingCluster or InferenceFleet.")
     metadata: Metadata = Field(description="Name and owner.")
-    catalogs: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+    catalogs: list[FilePath] = Field(
         default_factory=list, description="Extra catalog files, relative to this design; they add or "
         "override catalog entries.")
-    templates: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+    templates: FilePath | None = Field(
         None, description="Directory (relative to this design, inside the repository) of Jinja templates that "
         "override the built-in ones by name, e.g. sonic/config_db.json.j2; rendered in a sandbox.")
     site: Site = Field(description="Racks, power, cooling and facility.")
@@ -418,9 +456,9 @@ class Design(_Model):
     training: Training | None = Field(None, description="The training job (kind: TrainingCluster).")
     inference: Inference | None = Field(None, description="The serving workload (kind: InferenceFleet).")
     costs: Costs = Field(default_factory=Costs, description="Prices and spares.")
-    thresholds: dict[str, float] = Field(default_factory=dict, description="Rule threshold overrides by name "
-                                         "(see docs/rules.md).")
-    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(
+    thresholds: dict[ThresholdName, Annotated[float, Field(ge=0, le=1e9)]] = Field(
+        default_factory=dict, description="Rule threshold overrides by name (see docs/rules.md).")
+    severity: dict[RuleId, Literal["error", "warning", "info", "off"]] = Field(
         default_factory=dict, description="Per-rule severity overrides, e.g. {INF006: warning}.")
     waivers: list[Waiver] = Field(default_factory=list, description="Accepted findings.")
 
