@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -77,12 +78,13 @@ def test_fifo_in_a_directory_walk_is_skipped_without_blocking(tmp_path):
     assert code == 0 and "1 design checked" in out and "1 other YAML file skipped" in out
 
 
-def test_device_is_refused(tmp_path):
+def test_device_is_refused():
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero here")
-    link = tmp_path / "d.yaml"
-    link.symlink_to("/dev/zero")
-    assert _only(link) == [("YAML000", 1, 1, "is not a regular file (a FIFO, socket or device is never read)")]
+    assert _only(Path("/dev/zero")) == [("YAML000", 1, 1, "is not a regular file (a FIFO, socket or device is "
+                                                          "never read)")]
+    code, _, err = cli("validate", "/dev/zero")
+    assert code == 2 and err == "clusterplan: error: /dev/zero: not a regular file or directory\n"
 
 
 def test_huge_file_is_refused_before_it_is_read(tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 from validator.base.errors import DesignError, Diagnostic, ToolError
 from validator.base.findings import from_diagnostic, sort_key
 from validator.base.limits import limits
-from validator.base.paths import display_name
+from validator.base.paths import OutsideRepository, confine, display_name, repository_root
 from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
@@ -85,6 +85,12 @@ def looks_like_design(path: Path) -> bool:
 def load_topology(path: Path, display: str | None = None) -> Topology:
     """read -> resolve -> expand for one design; raises DesignError with every reading problem."""
     display = display or display_name(path)
+    try:
+        confine(path, repository_root(path), "design file")
+    except OutsideRepository:
+        raise DesignError([Diagnostic("YAML000", "the file is a symlink that leads outside the repository", display,
+                                      hint="a design must be a file inside the repository; symlinks out of it are "
+                                      "not followed")]) from None
     try:
         loaded, design = read_design(path, display)
     except OSError as exc:

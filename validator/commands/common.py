@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from validator.base.errors import DesignError
+from validator.base.errors import DesignError, ToolError
 
 if TYPE_CHECKING:   # kept out of start-up: `clusterplan --version` loads none of the pipeline
     from validator.check.result import Analysis
@@ -65,7 +65,10 @@ def run_config(path: Path | None) -> RunConfig:
 
     if path is not None and not path.is_file():
         fail(f"{path}: no such configuration file")
-    found = path or find_config(Path.cwd())
+    try:
+        found = path or find_config(Path.cwd())
+    except ToolError as exc:
+        fail(str(exc))
     if found is None:
         return RunConfig()
     from validator.check.registry import RULES
@@ -82,13 +85,29 @@ def run_config(path: Path | None) -> RunConfig:
 
 
 def source_text(path: Path) -> str:
-    """The text of a design, to quote its lines in messages: a regular file within the size limit only."""
+    """The text of a design, to quote its lines in messages: a regular file inside the repository and
+    within the size limit only (a symlink out of the repository is never quoted)."""
+    from validator.base.paths import confine, repository_root
     from validator.read.loader import read_bytes
 
     try:
-        return read_bytes(path, str(path)).decode("utf-8", errors="replace")
-    except DesignError:
+        return read_bytes(confine(path, repository_root(path)), str(path)).decode("utf-8", errors="replace")
+    except (DesignError, ToolError):
         return ""
+
+
+def gate_errors(design: Path, analysis: Analysis, force: bool) -> int:
+    """The error findings of a design about to have outputs written: with any, and without --force,
+    print them and exit 1 before anything is written. Returns how many there are."""
+    from validator.emit.report import fails
+    from validator.emit.text import render_text
+
+    errors = sum(1 for f in analysis.findings if not f.waived and f.severity == "error")
+    if fails(analysis, "error") and not force:
+        sys.stderr.write(render_text([analysis], {analysis.file: source_text(design)}, failed=[analysis.file]))
+        fail(f"{analysis.file} has {errors} error finding{'s' * (errors != 1)}: nothing is written for a design "
+             "that fails validation (fix it, or pass --force to write anyway)", 1)
+    return errors
 
 
 def analysis_or_exit(design: Path, run: RunConfig) -> Analysis:

@@ -27,7 +27,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from validator.base.errors import DesignError, Diagnostic, format_path
-from validator.base.paths import display_name
+from validator.base.paths import confine, display_name, repository_root
 from validator.read.loader import Loaded, load_yaml, read_text
 from validator.read.model import FilePath, RuleId, Waiver
 
@@ -87,9 +87,12 @@ def _matches(design: Path, base: Path, pattern: str) -> bool:
 
 
 def find_config(start: Path) -> Path | None:
+    """The `.clusterplan.yaml` of the repository `start` is in (from here up to the git root). One that
+    is a symlink out of the repository is an error (OutsideRepository): it could point anywhere."""
     for parent in (start.resolve(), *start.resolve().parents):
         candidate = parent / CONFIG_NAME
-        if candidate.is_file():
+        if candidate.is_file() or candidate.is_symlink():
+            confine(candidate, repository_root(candidate), "repository configuration")
             return candidate
         if (parent / ".git").exists():
             return None
