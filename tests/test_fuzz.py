@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from tests.helpers import FIXTURES, cli, cli_subprocess
 from validator.emit.files import write_atomic
 from validator.pipeline import analyze
 
-FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "520"))
+FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "300"))
 
 
 def test_fuzz_mutated_designs_never_crash(tmp_path):
@@ -31,7 +32,51 @@ def test_fuzz_mutated_designs_never_crash(tmp_path):
             slow.append((i, outcome.seconds))
         valid += outcome.valid
     assert not slow, f"mutants over 2 s: {slow}"
-    assert 0 < valid < FUZZ_COUNT   # the mix exercises both the reading errors and the full pipeline
+    assert FUZZ_COUNT // 20 < valid < FUZZ_COUNT   # the mix reaches both the reading errors and every output
+
+
+def test_the_mutator_makes_every_grammar_class():
+    """Names of every character class where names go and as keys, anchors with aliases and merges
+    (recursive ones too), huge and non-finite numbers, deep nesting."""
+    rng = random.Random(5)
+    texts = [mutant(rng).decode("utf-8", errors="replace") for _ in range(600)]
+    every = "\n".join(texts)
+    classes = {
+        "merge": "<<: \\*sec", "recursive merge": "<<: \\*self", "recursive alias": "loop: \\[\\*self\\]",
+        "alias chain": ": &b3 \\[\\*b2", "non-finite": "\\.inf", "overflow": "1e999", "nan": "\\.nan",
+        "huge integer": "1" + "0" * 400, "deep flow nesting": "\\[" * 200, "deep block nesting": "    d:\\n     d:",
+        "name with a slash": "name: a/b", "name with a line break": "hostname x", "formula name": "name: =1\\+1",
+        "reserved name": "name: (server|leaf|spine|core|storage|rack-system)\\n", "hostile key": "'{{ 7\\*7 }}':",
+        "near-miss key": "min_spines",
+    }
+    missing = [label for label, pattern in classes.items() if not re.search(pattern, every)]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize(("fault", "expected"), [
+    (RuntimeError("boom"), "internal error: RuntimeError: boom"),
+    (SystemExit(3), "exit code 3"),
+])
+def test_the_harness_counts_internal_errors_and_odd_exit_codes(tmp_path, monkeypatch, fault, expected):
+    import validator.check.engine as engine
+    import validator.pipeline as pipeline
+
+    def broken(*args, **kwargs):
+        raise fault
+
+    monkeypatch.setattr(pipeline, "run_rules", broken)
+    monkeypatch.delenv("CLUSTERPLAN_DEBUG", raising=False)
+    assert engine is not None
+    outcome = run_one((FIXTURES / "valid" / "small-inference.yaml").read_bytes(), tmp_path)
+    assert outcome.crashed is not None and expected in outcome.crashed
+
+
+def test_the_harness_refuses_infinity_in_json(tmp_path, monkeypatch):
+    from validator.emit import tables
+
+    monkeypatch.setattr(tables, "bom_json", lambda bom: '{"capex": Infinity}')
+    outcome = run_one((FIXTURES / "valid" / "small-inference.yaml").read_bytes(), tmp_path)
+    assert outcome.crashed is not None and "JSON holds Infinity" in outcome.crashed
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -48,7 +48,7 @@ def test_string_bomb_is_refused_by_expanded_bytes():
     size = (HOSTILE / "string-bomb.yaml").stat().st_size
     assert size < 11_000    # 10 kB string x 10^4 aliases = 100 MB of text if expanded
     assert _only(HOSTILE / "string-bomb.yaml") == [
-        ("YAML003", 4, 5, "the document expands to more than 10,000,000 bytes of text (anchors and aliases "
+        ("YAML003", 7, 1, "the document expands to more than 10,000,000 bytes of text (anchors and aliases "
          "repeated too often)")]
 
 
@@ -107,3 +107,19 @@ def test_unreadable_catalog_is_a_finding_not_a_crash(tmp_path):
     findings = analyze(design, "d.yaml").findings
     assert [(f.rule, f.message) for f in findings] == [
         ("YAML000", "is not a regular file (a FIFO, socket or device is never read)")]
+
+
+def test_anchors_and_merges_a_design_uses_read_as_written_out(tmp_path):
+    """Aliases share one built value and are charged, not built again: a design written with anchors and
+    merge keys reads exactly as the same design written out."""
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(GOOD.replace("  replica: {gpus: 1}", "  replica: {gpus: 1, tp: 1}"))
+    anchored = tmp_path / "anchored.yaml"
+    anchored.write_text(GOOD.replace("  rack: {model: rack-48u,", "  rack: &rack {model: rack-48u,").replace(
+        "  replica: {gpus: 1}", "  replica: {<<: *one, tp: 1}").replace(
+        "kind: InferenceFleet", "kind: InferenceFleet\nx-defaults: &one {gpus: 1}\n"))
+    from validator.read.loader import load_yaml
+
+    assert load_yaml(anchored.read_text(), "a.yaml").data == {**load_yaml(plain.read_text(), "p.yaml").data,
+                                                              "x-defaults": {"gpus": 1}}
+    assert _only(anchored)[0][3] == "unknown key 'x-defaults' in <root>"   # and the schema still checks it

@@ -113,8 +113,11 @@ def json_safe(value: Any) -> Any:
 
 def to_json(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False) -> str:
     """JSON text that any strict parser reads: no Infinity or NaN, no raw control characters."""
-    text = json.dumps(json_safe(data), indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
-                      allow_nan=False)
+    try:     # the common case: nothing to replace, no copy of a large structure
+        text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=False)
+    except ValueError:
+        text = json.dumps(json_safe(data), indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
+                          allow_nan=False)
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -149,11 +149,23 @@ class _BadNumber(ValueError):
     """A scalar that reads as a number but is not a finite one within range."""
 
 
+@dataclass
+class _Built:
+    """A collection node already built: its value (shared by every alias of it) and what it cost."""
+
+    value: Any
+    nodes: int        # nodes it expands to
+    size: int         # bytes of keys and strings it expands to
+    height: int       # levels of nesting inside it (1: no collection inside)
+    aliases: int      # aliases nested inside it
+
+
 class _Builder:
-    """Builds plain values from the node tree within the limits of validator/data/limits.yaml: nodes
-    (after alias expansion), bytes of keys and strings (after alias expansion), nesting depth and
-    aliases nested in aliases. An alias to a node that contains it is refused, so recursion is
-    impossible (each collection node on the current path is remembered)."""
+    """Builds plain values from the node tree within the limits of validator/data/limits.yaml: nodes and
+    bytes of keys and strings (as if every alias were expanded), nesting depth and aliases nested in
+    aliases. An alias to a node that contains it is refused, so recursion is impossible (each collection
+    node on the current path is remembered). An alias is not built again: its value is shared and its
+    cost charged at once, so an expansion bomb is refused in the time it takes to read the file."""
 
     def __init__(self, loaded: Loaded) -> None:
         self.loaded = loaded
@@ -161,9 +173,9 @@ class _Builder:
         self.nodes = self.limits.max_yaml_nodes
         self.bytes = self.limits.max_yaml_bytes
         self.problems: list[Diagnostic] = []
-        self.open: set[int] = set()      # collection nodes being built (the current path)
-        self.built: set[int] = set()     # collection nodes built once: meeting one again is an alias
-        self.aliases = 0                 # aliases on the current path
+        self.open: list[int] = []             # collection nodes being built (the current path)
+        self.built: dict[int, _Built] = {}    # collection nodes built once: meeting one again is an alias
+        self.inner: list[list[int]] = []      # [height, aliases] found so far inside each open node
 
     def _pos(self, node: yaml.Node) -> tuple[int, int]:
         return node.start_mark.line + 1, node.start_mark.column + 1
@@ -178,36 +190,64 @@ class _Builder:
                 break
         return DesignError([Diagnostic(code, message, self.loaded.file, line, col, tuple(path or ()), hint)])
 
-    def build(self, node: yaml.Node, path: Path) -> Any:
-        self.nodes -= 1
+    def _charge(self, nodes: int, size: int, node: yaml.Node, path: Path) -> None:
+        self.nodes -= nodes
+        self.bytes -= size
         if self.nodes < 0:
             raise self._stop("YAML003", f"the document expands to more than {self.limits.max_yaml_nodes:,} nodes "
                              "(anchors and aliases repeated too often)", node,
-                             "remove the nested aliases; a design needs no more than a few thousand values")
-        self.loaded.values.setdefault(path, self._pos(node))
+                             "remove the nested aliases; a design needs no more than a few thousand values", path)
+        if self.bytes < 0:
+            raise self._stop("YAML003", f"the document expands to more than {self.limits.max_yaml_bytes:,} bytes "
+                             "of text (anchors and aliases repeated too often)", node,
+                             "remove the aliases of long strings", path)
+
+    def _deep(self, height: int, node: yaml.Node, path: Path) -> None:
+        if len(self.open) + height > self.limits.max_yaml_depth:
+            raise self._stop("YAML006", f"the document is nested more than {self.limits.max_yaml_depth} levels deep",
+                             node, "a design nests a few levels; flatten the structure")
+
+    def _note(self, height: int, aliases: int) -> None:
+        """Tell the enclosing node how tall and how aliased what it holds is."""
+        if self.inner:
+            self.inner[-1][0] = max(self.inner[-1][0], height)
+            self.inner[-1][1] = max(self.inner[-1][1], aliases)
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
         if not isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            self._charge(1, 0, node, path)
+            self.loaded.values.setdefault(path, self._pos(node))
             return self._scalar_at(node, path)
         key = id(node)
         if key in self.open:
             raise self._stop("YAML006", "an alias refers to a node that contains it (a recursive alias)", node,
                              "an anchor cannot be used inside itself; copy the values instead", path)
-        if len(self.open) >= self.limits.max_yaml_depth:
-            raise self._stop("YAML006", f"the document is nested more than {self.limits.max_yaml_depth} levels deep",
-                             node, "a design nests a few levels; flatten the structure")
-        alias = key in self.built
-        if alias and self.aliases >= self.limits.max_alias_depth:
+        if key in self.built:
+            return self._alias(self.built[key], node, path)
+        self._deep(1, node, path)
+        self._charge(1, 0, node, path)
+        self.loaded.values.setdefault(path, self._pos(node))
+        nodes, size = self.nodes, self.bytes
+        self.open.append(key)
+        self.inner.append([0, 0])
+        try:
+            value = self._mapping(node, path) if isinstance(node, yaml.MappingNode) else \
+                [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        finally:
+            self.open.pop()
+            height, aliases = self.inner.pop()
+        self.built[key] = _Built(value, nodes - self.nodes + 1, size - self.bytes, height + 1, aliases)
+        self._note(height + 1, aliases)
+        return value
+
+    def _alias(self, built: _Built, node: yaml.Node, path: Path) -> Any:
+        if built.aliases + 1 > self.limits.max_alias_depth:
             raise self._stop("YAML006", f"aliases are nested more than {self.limits.max_alias_depth} deep", node,
                              "use an anchor directly rather than through aliases of aliases", path)
-        self.open.add(key)
-        self.aliases += alias
-        try:
-            if isinstance(node, yaml.MappingNode):
-                return self._mapping(node, path)
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        finally:
-            self.open.discard(key)
-            self.aliases -= alias
-            self.built.add(key)
+        self._deep(built.height, node, path)
+        self._charge(built.nodes, built.size, node, path)
+        self._note(built.height, built.aliases + 1)
+        return built.value
 
     def _scalar_at(self, node: yaml.Node, path: Path) -> Any:
         try:
@@ -218,15 +258,8 @@ class _Builder:
                                             "write a finite number within range, without quotes or units"))
             return None
         if isinstance(value, str):
-            self._spend(len(value), node)
+            self._charge(0, len(value), node, path)
         return value
-
-    def _spend(self, size: int, node: yaml.Node) -> None:
-        self.bytes -= size
-        if self.bytes < 0:
-            raise self._stop("YAML003", f"the document expands to more than {self.limits.max_yaml_bytes:,} bytes "
-                             "of text (anchors and aliases repeated too often)", node,
-                             "remove the aliases of long strings")
 
     def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -249,7 +282,7 @@ class _Builder:
                                                 self.loaded.file, line, col, path, "quote the key"))
                 continue
             key = str(key)
-            self._spend(len(key), key_node)
+            self._charge(0, len(key), key_node, path)
             if key in out:
                 first = self.loaded.keys.get((*path, key), (line, col))
                 self.problems.append(Diagnostic(

@@ -111,7 +111,9 @@ def estimate_training(s: TrainingSetup, c: Constants | None = None) -> TrainingE
     tp_size = tokens_mb * model.hidden * act_bytes
     n_ar = 4 + (2 if s.recompute == "full" else 0)
     tp_on_nvlink = s.tp <= s.nvlink_domain
-    fabric = s.fabric_gbps_per_gpu / 8 * 1e9 * c.fabric_efficiency
+    # No compute fabric (NET009 and TRN006 report it): traffic that must leave the NVLink domain crawls
+    # at 1 byte/s, so the estimate says ~0 throughput (finite: no division by zero, no NaN downstream).
+    fabric = s.fabric_gbps_per_gpu / 8 * 1e9 * c.fabric_efficiency or 1.0
     tp_bw = nvlink if tp_on_nvlink else fabric
     tp_alpha = c.nvlink_latency_s if tp_on_nvlink else c.fabric_latency_s
     layer_tp = n_ar * _ring(s.tp, tp_size, tp_bw, tp_alpha) * c.tp_exposed
