@@ -174,3 +174,16 @@ def test_report_formats_carry_no_raw_control_character(tmp_path):
     for fmt in ("json", "sarif", "junit", "github", "md"):
         code, out, _ = cli("validate", str(path), "--format", fmt)
         assert code == 1 and not RAW_CONTROL.search(out), fmt
+
+
+def test_markdown_summary_shows_hostile_text_as_text(tmp_path):
+    """A key quoted back in a finding cannot add an image, a tag, a mention or a table column to the job
+    summary or the pull-request comment."""
+    path = tmp_path / "d.yaml"
+    key = '![x](http://evil.example/p.png) <img src=x> @org/team | `code`'
+    path.write_text(SMALL.replace("kind: InferenceFleet", f"kind: InferenceFleet\n{json.dumps(key)}: 1"))
+    code, out, _ = cli("validate", str(path), "--format", "md")
+    row = next(line for line in out.splitlines() if "unknown key" in line)
+    assert code == 1 and row.endswith("| unknown key '\\!\\[x\\](http://evil.example/p.png) \\<img src=x\\> "
+                                      "\\@org/team \\| \\`code\\`' in \\<root\\> |")
+    assert row.count(" | ") == 3    # four columns, as the header says

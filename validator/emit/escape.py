@@ -127,3 +127,17 @@ def printable_finding(finding: Finding) -> Finding:
     return replace(finding, message=visible(finding.message), hint=visible(finding.hint),
                    file=visible(finding.file), path=visible(finding.path),
                    waiver_reason=visible(finding.waiver_reason))
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!|@~&#{}])")
+
+
+def markdown_text(text: str) -> str:
+    """Free text in a Markdown job summary or pull-request comment: one line, and every character that
+    Markdown or HTML would read as markup (links, images, tags, mentions, table pipes) escaped."""
+    return _MARKDOWN.sub(r"\\\1", one_line(text))
+
+
+def markdown_code(text: str) -> str:
+    """Text in a Markdown code span: one line, no backtick to close the span early."""
+    return one_line(text).replace("`", "'")
