@@ -313,3 +313,14 @@ def test_outputs_honour_the_design_templates_as_render_does(repo):
     name = "configs/compute/compute-leaf0001.config_db.json"
     assert (repo / "gen" / "good" / name).read_text() == '{"host": "compute-leaf0001"}\n' == \
         (repo / "rendered" / name).read_text()
+
+
+def test_a_set_is_never_swapped_over_a_repository_or_the_working_directory(tmp_path, monkeypatch):
+    design = _design(tmp_path, "d.yaml", SMALL)
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    code, _, err = cli("render", str(design), "-o", str(tmp_path / "repo"))
+    assert code == 2 and "is a repository or holds the working directory" in err
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("render", "d.yaml", "-o", ".")
+    assert code == 2 and "is a repository or holds the working directory" in err
+    assert sorted(os.listdir(tmp_path)) == ["d.yaml", "repo"]

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from validator.base.errors import ToolError
 from validator.commands.common import ConfigOption, analysis_or_exit, emit, fail, gate_errors, run_config
 
 
@@ -101,5 +102,7 @@ def render(
         written = render_all(analysis, output, user_templates(design, analysis.resolved.design.templates))
     except TemplateError as exc:
         fail(str(exc), 1)
+    except ToolError as exc:
+        fail(str(exc))
     forced = f" despite {errors} error finding{'s' * (errors != 1)} (--force)" if errors else ""
     sys.stderr.write(f"wrote {len(written)} files under {output}{forced}\n")

@@ -116,6 +116,9 @@ class OutputSet:
     def __enter__(self) -> OutputSet:
         if self.target.exists() and not self.target.is_dir():
             raise ToolError(f"{self.target}: exists and is not a directory")
+        if (self.target / ".git").exists() or Path.cwd().resolve().is_relative_to(self.target):
+            raise ToolError(f"{self.target}: is a repository or holds the working directory; outputs are "
+                            "swapped in as a whole set, so write them to a directory of their own")
         self.target.parent.mkdir(parents=True, exist_ok=True)
         self._lock = _lock(self.target.parent)
         _recover(self.target, self.staging, self.old)
