@@ -13,7 +13,7 @@ import yaml
 from tests.helpers import FIXTURES, cli
 from validator.emit.files import MANIFEST
 from validator.pipeline import analyze
-from validator.read.model import IDENTIFIER_PATTERN
+from validator.read.names import IDENTIFIER_PATTERN
 
 NAMES = yaml.safe_load((FIXTURES / "hostile" / "names.yaml").read_text(encoding="utf-8"))
 SMALL = (FIXTURES / "valid" / "small-inference.yaml").read_text()

@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from validator.base.errors import DesignError, Diagnostic, format_path
 from validator.base.paths import confine, display_name, repository_root
 from validator.read.loader import Loaded, load_yaml, read_text
-from validator.read.model import FilePath, RuleId, Waiver
+from validator.read.model import Waiver
+from validator.read.names import FilePath, RuleId
 
 CONFIG_NAME = ".clusterplan.yaml"
 

@@ -127,7 +127,7 @@ def _describe(err: Any, loaded: Loaded) -> list[Diagnostic]:
                      "choose another name; these name clusterplan's own devices: " +
                      ", ".join(map(str, err.validator_value["enum"])))]
     if kind == "pattern":
-        from validator.read.model import IDENTIFIER_PATTERN, IDENTIFIER_RULE
+        from validator.read.names import IDENTIFIER_PATTERN, IDENTIFIER_RULE
 
         if err.validator_value == IDENTIFIER_PATTERN:
             return [diag(f"{where}: {_short(instance)} is not a valid name", f"a name is {IDENTIFIER_RULE}")]
@@ -138,7 +138,7 @@ def _describe(err: Any, loaded: Loaded) -> list[Diagnostic]:
 
 def _key_problem(err: Any, loaded: Loaded, path: Path) -> Diagnostic:
     """A key of a mapping whose keys are names (thresholds, rule IDs, catalog ids, DSCP values)."""
-    from validator.read.model import IDENTIFIER_PATTERN, IDENTIFIER_RULE
+    from validator.read.names import IDENTIFIER_PATTERN, IDENTIFIER_RULE
 
     key = str(err.instance)
     where = format_path(path)
