@@ -79,7 +79,7 @@ def test_the_harness_refuses_infinity_in_json(tmp_path, monkeypatch):
     assert outcome.crashed is not None and "JSON holds Infinity" in outcome.crashed
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, seed):
     data = mutant(random.Random(seed))
@@ -92,7 +92,7 @@ def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, se
     assert code in (0, 1, 2)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(text=st.text(max_size=400))
 def test_arbitrary_text_is_reported_not_raised(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("t") / "d.yaml"
