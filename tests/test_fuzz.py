@@ -3,9 +3,10 @@ deterministic results, atomic writes."""
 
 from __future__ import annotations
 
-import builtins
+import dataclasses
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from validator.base.findings import READ_CODES
 from validator.emit.files import write_atomic
 from validator.pipeline import analyze
 
-FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "520"))
+FUZZ_COUNT = int(os.environ.get("CLUSTERPLAN_FUZZ_COUNT", "300"))
 
 
 def test_fuzz_mutated_designs_never_crash(tmp_path):
@@ -31,11 +32,54 @@ def test_fuzz_mutated_designs_never_crash(tmp_path):
         outcome = run_one(mutant(rng), tmp_path)
         assert outcome.crashed is None, f"mutant {i} crashed:\n{outcome.crashed}"
         valid += outcome.valid
-    assert 0 < valid < FUZZ_COUNT   # the mix exercises both the reading errors and the full pipeline
+    assert FUZZ_COUNT // 20 < valid < FUZZ_COUNT   # the mix reaches both the reading errors and every output
 
 
-@settings(max_examples=80, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_mutator_makes_every_grammar_class():
+    """Names of every character class where names go and as keys, anchors with aliases and merges
+    (recursive ones too), huge and non-finite numbers, deep nesting."""
+    rng = random.Random(5)
+    texts = [mutant(rng).decode("utf-8", errors="replace") for _ in range(600)]
+    every = "\n".join(texts)
+    classes = {
+        "merge": "<<: \\*sec", "recursive merge": "<<: \\*self", "recursive alias": "loop: \\[\\*self\\]",
+        "alias chain": ": &b3 \\[\\*b2", "non-finite": "\\.inf", "overflow": "1e999", "nan": "\\.nan",
+        "huge integer": "1" + "0" * 400, "deep flow nesting": "\\[" * 200, "deep block nesting": "    d:\\n     d:",
+        "name with a slash": "name: a/b", "name with a line break": "hostname x", "formula name": "name: =1\\+1",
+        "reserved name": "name: (server|leaf|spine|core|storage|rack-system)\\n", "hostile key": "'{{ 7\\*7 }}':",
+        "near-miss key": "min_spines",
+    }
+    missing = [label for label, pattern in classes.items() if not re.search(pattern, every)]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize(("fault", "expected"), [
+    (RuntimeError("boom"), "internal error: RuntimeError: boom"),
+    (SystemExit(3), "exit code 3"),
+])
+def test_the_harness_counts_internal_errors_and_odd_exit_codes(tmp_path, monkeypatch, fault, expected):
+    import validator.check.engine as engine
+    import validator.pipeline as pipeline
+
+    def broken(*args, **kwargs):
+        raise fault
+
+    monkeypatch.setattr(pipeline, "run_rules", broken)
+    monkeypatch.delenv("CLUSTERPLAN_DEBUG", raising=False)
+    assert engine is not None
+    outcome = run_one((FIXTURES / "valid" / "small-inference.yaml").read_bytes(), tmp_path)
+    assert outcome.crashed is not None and expected in outcome.crashed
+
+
+def test_the_harness_refuses_infinity_in_json(tmp_path, monkeypatch):
+    from validator.emit import tables
+
+    monkeypatch.setattr(tables, "bom_json", lambda bom: '{"capex": Infinity}')
+    outcome = run_one((FIXTURES / "valid" / "small-inference.yaml").read_bytes(), tmp_path)
+    assert outcome.crashed is not None and "JSON holds Infinity" in outcome.crashed
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_mutants_have_exit_codes_0_1_2_and_are_deterministic(tmp_path, seed):
     data = mutant(random.Random(seed))
@@ -102,7 +146,8 @@ def test_oversized_file_is_refused(tmp_path):
 def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
     from validator.base import limits as limits_module
 
-    monkeypatch.setattr(limits_module, "limits", lambda: limits_module.Limits(5_000_000, 200_000, 3, 10_000_000))
+    few = dataclasses.replace(limits_module.limits(), max_files=3)
+    monkeypatch.setattr(limits_module, "limits", lambda: few)
     import validator.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "limits", limits_module.limits)
@@ -115,26 +160,18 @@ def test_too_many_files_is_a_clear_error(tmp_path, monkeypatch):
 
 def test_unreadable_file_reports_without_traceback(tmp_path, monkeypatch):
     """A file the operating system refuses to read (permissions) is a finding, not a traceback. The
-    refusal is simulated, so the test runs the same as root (which reads anything) and as a user."""
+    refusal is simulated at `os.open`, the one call the reader opens files with, so the test runs the
+    same as root (which reads anything) and as a user."""
     path = tmp_path / "locked.yaml"
     path.write_text((FIXTURES / "valid" / "small-inference.yaml").read_text())
-    real_read_bytes, real_open = Path.read_bytes, builtins.open
-
-    def refused(file: object) -> bool:
-        return str(file).endswith("locked.yaml")
-
-    def read_bytes(self: Path) -> bytes:
-        if refused(self):
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read_bytes(self)
+    real_open = os.open
 
     def open_(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if refused(file):
+        if str(file).endswith("locked.yaml"):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(os, "open", open_)
     code, out, _ = cli("validate", str(path))
     assert code == 1 and "YAML000" in out and "Permission denied" in out
 

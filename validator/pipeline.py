@@ -11,20 +11,24 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from validator.base.errors import DesignError, Diagnostic, ToolError
 from validator.base.findings import from_diagnostic, sort_key
 from validator.base.limits import limits
-from validator.base.paths import display_name
+from validator.base.paths import OutsideRepository, confine, display_name, repository_root
 from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
+from validator.emit.escape import printable_finding, visible
 from validator.expand.topology import Topology, build_topology
 from validator.read.config import RunConfig
 from validator.read.design_file import parse_design, read_design
+from validator.read.loader import read_bytes
 from validator.resolve.catalog import load_catalog
 from validator.resolve.prices import Costing
 from validator.resolve.resolved import resolve
@@ -72,17 +76,16 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
 
 
 def looks_like_design(path: Path) -> bool:
+    """Whether a file's head declares a design (a FIFO or device is never opened for reading)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return True  # let analyze() report why it cannot be read
+        head = read_bytes(path, str(path), limit=65536)
+    except DesignError as exc:
+        return "cannot read" in exc.diagnostics[0].message  # let analyze() say why it cannot be read
     return bool(_DESIGN_MARK.search(head)) and not _REQUEST_MARK.search(head)
 
 
 def costing(run: RunConfig | None) -> Costing:
     """The price books (repository's, then --prices) and repository TCO settings of a run."""
-    from validator.base.paths import repository_root
     from validator.resolve.prices import BookRef, price_table
 
     if run is None:
@@ -107,10 +110,22 @@ def load_topology(path: Path, display: str | None = None, run: RunConfig | None 
     `size` and `sweep` analyse designs they build this way without writing them anywhere."""
     display = display or display_name(path)
     try:
+        if text is None:
+            confine(path, repository_root(path), "design file")
+    except OutsideRepository:
+        raise DesignError([Diagnostic("YAML000", "the file is a symlink that leads outside the repository", display,
+                                      hint="a design must be a file inside the repository; symlinks out of it are "
+                                      "not followed")]) from None
+    try:
         loaded, design = read_design(path, display) if text is None else parse_design(text, display)
     except OSError as exc:
         raise DesignError([Diagnostic("YAML000", f"cannot read the file: {exc.strerror or exc}", display,
                                       hint="check the path and its permissions")]) from None
+    unknown = _unknown_rules(design.severity)
+    if unknown:
+        raise DesignError([Diagnostic("SCH001", f"unknown rule '{rule}' in severity", display,
+                                      *loaded.where(("severity", rule), key=True), ("severity", rule), hint)
+                           for rule, hint in unknown])
     catalog = load_catalog(path, display, list(design.catalogs),
                            lambda i: loaded.where(("catalogs", i)))
     resolved = resolve(design, loaded, catalog, costing(run))
@@ -123,6 +138,19 @@ def load_topology(path: Path, display: str | None = None, run: RunConfig | None 
     return topology
 
 
+def _unknown_rules(severity: Collection[str]) -> list[tuple[str, str]]:
+    """Severity overrides for rules that do not exist, each with a did-you-mean hint."""
+    from validator.check.registry import RULES
+
+    known = [r.id for r in RULES]
+    out = []
+    for rule in severity:
+        if rule not in known:
+            close = difflib.get_close_matches(rule, known, n=1, cutoff=0.6)
+            out.append((rule, f"did you mean '{close[0]}'?" if close else "`clusterplan rules` lists the rule IDs"))
+    return out
+
+
 def analyze(path: Path, display: str | None = None, run: RunConfig | None = None,
             text: str | None = None) -> Analysis:
     """read -> resolve -> expand -> derive -> check for one design. Never raises for a bad design.
@@ -131,13 +159,14 @@ def analyze(path: Path, display: str | None = None, run: RunConfig | None = None
     Derived facts are computed lazily: a rule or an output that needs one computes it once. `text`: as
     for load_topology.
     """
-    display = display or display_name(path)
+    display = visible(display or display_name(path))   # a file name may hold any character
     run = run or RunConfig()
     try:
         topology = load_topology(path, display, run, text)
     except DesignError as exc:
-        return Analysis(display, sorted((from_diagnostic(d) for d in exc.diagnostics), key=sort_key))
+        return Analysis(display, sorted((printable_finding(from_diagnostic(d)) for d in exc.diagnostics),
+                                        key=sort_key))
     derived = Derived(topology)
     findings = run_rules(topology, derived, today=run.today, severity_overrides=run.severity,
                          repo_waivers=run.waivers_for(path))
-    return Analysis(display, findings, topology, derived)
+    return Analysis(display, [printable_finding(f) for f in findings], topology, derived)

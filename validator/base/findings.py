@@ -19,6 +19,8 @@ READ_CODES: dict[str, tuple[str, str]] = {
     "YAML003": ("yaml-expansion-bomb", "Anchors and aliases expand past the node limit."),
     "YAML004": ("yaml-complex-key", "A mapping key is not a plain scalar."),
     "YAML005": ("duplicate-key", "The same key appears twice in one mapping."),
+    "YAML006": ("yaml-recursion", "An alias refers to a node containing it, or nesting or aliases go too deep."),
+    "YAML007": ("non-finite-number", "A number is infinite, not a number, or too large to be finite."),
     "SCH001": ("schema", "The design does not match the design schema."),
     "SCH002": ("api-version", "The design's apiVersion is not supported."),
     "SCH003": ("model-type", "A value has the wrong type or form."),

@@ -14,6 +14,9 @@ class Limits:
     max_yaml_nodes: int
     max_files: int
     max_count: int
+    max_yaml_bytes: int
+    max_yaml_depth: int
+    max_alias_depth: int
 
 
 @cache

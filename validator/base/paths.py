@@ -1,9 +1,21 @@
-"""Paths in messages, the repository root, and the repository boundary: one home for each."""
+"""Paths in messages, the repository root, and the repository boundary: one home for each.
+
+The repository is a boundary (docs/security.md): a design, a catalog, a price book, a template or an
+output path named by a file of the repository must resolve, every symlink followed, to a place inside
+the repository root. A pull request can add a symlink; it cannot make clusterplan read or write
+through one to anywhere else.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from validator.base.errors import ToolError
+
+
+class OutsideRepository(ToolError):
+    """A path that resolves (symlinks followed) outside the repository root."""
 
 
 def display_name(path: Path) -> str:
@@ -14,10 +26,27 @@ def display_name(path: Path) -> str:
         return str(path)
 
 
-def repository_root(design_path: Path) -> Path:
-    """The git work tree holding the design, or the design's own directory outside git."""
-    start = design_path.resolve().parent
+def repository_root(path: Path) -> Path:
+    """The root a file is confined to: the git work tree that holds it where it is written (its own
+    symlinks are not followed to find the repository, or a symlink would choose its own root), else
+    its own directory (outside git: the directory given on the command line holds the design)."""
+    start = Path(os.path.abspath(path))
+    start = start if start.is_dir() and not start.is_symlink() else start.parent
     for parent in (start, *start.parents):
         if (parent / ".git").exists():
-            return parent
-    return start
+            return parent.resolve()
+    return start.resolve()
+
+
+def confine(path: Path, root: Path, what: str = "path") -> Path:
+    """`path` with every symlink resolved, which must be `root` or lie below it; else OutsideRepository.
+
+    The path need not exist (an output about to be written): the part that exists is resolved, so a
+    symlinked directory on the way out is caught as well as a symlinked file.
+    """
+    real = Path(os.path.realpath(path))
+    base = Path(os.path.realpath(root))
+    if real != base and not real.is_relative_to(base):
+        raise OutsideRepository(f"{what} '{path}' leads outside the repository ({base}); symlinks out of the "
+                                "repository are not followed")
+    return real

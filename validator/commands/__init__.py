@@ -43,18 +43,20 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 def main() -> None:
     """Entry point: run the app; bad input never shows a Python traceback."""
+    from validator.emit.escape import visible
+
     try:
         app()
     except KeyboardInterrupt:
         sys.stderr.write("clusterplan: interrupted\n")
         sys.exit(130)
     except ToolError as exc:
-        sys.stderr.write(f"clusterplan: error: {exc}\n")
+        sys.stderr.write(f"clusterplan: error: {visible(str(exc))}\n")
         sys.exit(2)
     except Exception as exc:  # a bug, not bad input: say so plainly, keep the trace for debugging
         if os.environ.get("CLUSTERPLAN_DEBUG"):
             raise
-        sys.stderr.write(f"clusterplan: internal error: {type(exc).__name__}: {exc}\n"
+        sys.stderr.write(f"clusterplan: internal error: {type(exc).__name__}: {visible(str(exc))}\n"
                          "  please report it with the design that caused it (CLUSTERPLAN_DEBUG=1 shows "
                          "the trace)\n")
         sys.exit(2)

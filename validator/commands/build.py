@@ -9,7 +9,16 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.commands.common import ConfigOption, PricesOption, analysis_or_exit, emit, fail, run_config
+from validator.base.errors import ToolError
+from validator.commands.common import (
+    ConfigOption,
+    PricesOption,
+    analysis_or_exit,
+    emit,
+    fail,
+    gate_errors,
+    run_config,
+)
 
 
 class BomFmt(StrEnum):
@@ -61,7 +70,7 @@ def bom(
 ) -> None:
     """Bill of materials: servers, GPUs, NICs, switches, optics, cables, racks, PDUs, cooling; power and cost."""
     from validator.emit import tables
-    from validator.emit.render import TemplateError
+    from validator.emit.render import TemplateError, user_templates
     from validator.emit.render.bom import render_bom, rfq_documents, vendor_of
 
     analysis = analysis_or_exit(design, run_config(config, prices))
@@ -70,9 +79,9 @@ def bom(
         return
     result = analysis.facts.bom
     assert analysis.topology is not None
-    user = _user_templates(design, analysis.topology)
     vendors = vendor_of(analysis.topology.resolved.catalog, result)
     try:
+        user = user_templates(design, analysis.topology.resolved.design.templates)
         if template is not None or fmt in (BomFmt.text, BomFmt.md, BomFmt.procurement, BomFmt.power):
             emit(render_bom(template or fmt.value, result, user, vendor_of=vendors), output)
         elif fmt == BomFmt.rfq:
@@ -137,33 +146,25 @@ def racks(
 
 def render(
     design: Annotated[Path, typer.Argument(help="A design file.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write into.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write into (replaced as one set; "
+                                         "files clusterplan did not write stay).")],
+    force: Annotated[bool, typer.Option("--force", help="Write even for a design with error findings "
+                                        "(and say so).")] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Write switch configuration skeletons (SONiC, EOS, NVUE, OpenSM), the BOM and the cabling plan."""
-    from validator.emit.render import TemplateError, render_all
+    """Write switch configuration skeletons (SONiC, EOS, NVUE, OpenSM), the BOM and the cabling plan.
+
+    Nothing is written for a design with error findings (exit 1) unless --force."""
+    from validator.emit.render import TemplateError, render_all, user_templates
 
     analysis = analysis_or_exit(design, run_config(config))
-    user = _user_templates(design, analysis.topology)
+    errors = gate_errors(design, analysis, force)
+    assert analysis.resolved is not None
     try:
-        written = render_all(analysis, output, user)
+        written = render_all(analysis, output, user_templates(design, analysis.resolved.design.templates))
     except TemplateError as exc:
         fail(str(exc), 1)
-    sys.stderr.write(f"wrote {len(written)} files under {output}\n")
-
-
-def _user_templates(design: Path, topology: Any) -> Path | None:
-    from validator.base.paths import repository_root
-
-    rel: str | None = topology.resolved.design.templates
-    if rel is None:
-        return None
-    root = repository_root(design)
-    try:
-        path = (design.parent / rel).resolve(strict=True)
-    except (OSError, RuntimeError):
-        fail(f"{design}: templates directory '{rel}' not found", 1)
-    if not path.is_relative_to(root) or not path.is_dir():
-        fail(f"{design}: templates '{rel}' must be a directory inside the design repository", 1)
-    found: Path = path
-    return found
+    except ToolError as exc:
+        fail(str(exc))
+    forced = f" despite {errors} error finding{'s' * (errors != 1)} (--force)" if errors else ""
+    sys.stderr.write(f"wrote {len(written)} files under {output}{forced}\n")

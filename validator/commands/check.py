@@ -98,20 +98,36 @@ def validate(
 def outputs(
     config: Annotated[Path | None, typer.Option(help="Repository configuration (default: .clusterplan.yaml).")] = None,
     check: Annotated[bool, typer.Option(help="Only report stale files; do not rewrite them.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Write even for designs with error findings "
+                                        "(and say so).")] = False,
 ) -> None:
-    """Regenerate the generated files .clusterplan.yaml declares; exit 1 listing those that changed."""
-    from validator.read.config import find_config
-    from validator.workflows.outputs import refresh
+    """Regenerate the generated files .clusterplan.yaml declares; exit 1 listing those that changed.
 
-    found = config or find_config(Path.cwd())
+    Nothing is written while a design has error findings (exit 1) unless --force."""
+    from validator.base.paths import display_name
+    from validator.emit.escape import visible
+    from validator.emit.text import render_text
+    from validator.read.config import find_config
+    from validator.workflows.outputs import Gated, refresh
+
+    try:
+        found = config or find_config(Path.cwd())
+    except ToolError as exc:
+        fail(str(exc))
     if found is None or not found.is_file():
         fail("no .clusterplan.yaml with `outputs:` found")
     try:
-        stale = refresh(found, run_config(found), write=not check)
+        changes = refresh(found, run_config(found), write=not check, force=force)
+    except Gated as exc:
+        sys.stderr.write(render_text([a for _, a in exc.analyses], {a.file: source_text(p) for p, a in exc.analyses},
+                                     failed=[a.file for _, a in exc.analyses]))
+        fail(str(exc), 1)
     except ToolError as exc:
         fail(str(exc))
-    from validator.base.paths import display_name
-
-    for path in stale:
-        sys.stdout.write(f"{'stale' if check else 'regenerated'}: {display_name(path)}\n")
-    raise typer.Exit(1 if stale else 0)
+    for what, path in changes:
+        if what == "forced":
+            sys.stderr.write(f"clusterplan: outputs of {visible(display_name(path))} written despite its error "
+                             "findings (--force)\n")
+        else:
+            sys.stdout.write(f"{what}: {visible(display_name(path))}\n")
+    raise typer.Exit(1 if changes else 0)

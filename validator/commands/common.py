@@ -4,7 +4,6 @@ or tool error)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from validator.base.errors import DesignError
+from validator.base.errors import DesignError, ToolError
 
 if TYPE_CHECKING:   # kept out of start-up: `clusterplan --version` loads none of the pipeline
     from validator.check.result import Analysis
@@ -39,16 +38,21 @@ class Fmt(StrEnum):
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    sys.stderr.write(f"clusterplan: error: {message}\n")
+    from validator.emit.escape import visible
+
+    sys.stderr.write(f"clusterplan: error: {visible(message)}\n")
     raise typer.Exit(code)
 
 
 def dump_json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    from validator.emit.escape import to_json
+
+    return to_json(data) + "\n"
 
 
 def emit(data: str | bytes, output: Path | None) -> None:
     """Write to `output` atomically, or to stdout (text only)."""
+    from validator.emit.escape import terminal_text
     from validator.emit.files import write_atomic
 
     if output is not None:
@@ -56,7 +60,7 @@ def emit(data: str | bytes, output: Path | None) -> None:
     elif isinstance(data, bytes):
         fail("this format is binary: write it to a file with -o FILE")
     else:
-        sys.stdout.write(data)
+        sys.stdout.write(terminal_text(data))
 
 
 def run_config(path: Path | None, prices: list[Path] | None = None) -> RunConfig:
@@ -70,21 +74,49 @@ def run_config(path: Path | None, prices: list[Path] | None = None) -> RunConfig
         if not book.is_file():
             fail(f"{book}: no such price book")
     books = tuple(prices or ())
-    found = path or find_config(Path.cwd())
+    try:
+        found = path or find_config(Path.cwd())
+    except ToolError as exc:
+        fail(str(exc))
     if found is None:
         return RunConfig(price_files=books)
+    from validator.check.registry import RULES
+
     try:
-        return RunConfig(load_config(found), found, price_files=books)
+        return RunConfig(load_config(found, [r.id for r in RULES]), found, price_files=books)
     except DesignError as exc:
-        d = exc.diagnostics[0]
-        fail(f"{d.file}:{d.line}:{d.col}: {d.message}")
+        from validator.emit.escape import visible
+
+        for d in sorted(exc.diagnostics, key=lambda d: (d.line, d.col)):
+            hint = f" ({d.hint})" if d.hint else ""
+            sys.stderr.write(f"clusterplan: error: {visible(f'{d.file}:{d.line}:{d.col}: {d.message}{hint}')}\n")
+        raise typer.Exit(2) from None
 
 
 def source_text(path: Path) -> str:
+    """The text of a design, to quote its lines in messages: a regular file inside the repository and
+    within the size limit only (a symlink out of the repository is never quoted)."""
+    from validator.base.paths import confine, repository_root
+    from validator.read.loader import read_bytes
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_bytes(confine(path, repository_root(path)), str(path)).decode("utf-8", errors="replace")
+    except (DesignError, ToolError):
         return ""
+
+
+def gate_errors(design: Path, analysis: Analysis, force: bool) -> int:
+    """The error findings of a design about to have outputs written: with any, and without --force,
+    print them and exit 1 before anything is written. Returns how many there are."""
+    from validator.emit.report import fails
+    from validator.emit.text import render_text
+
+    errors = sum(1 for f in analysis.findings if not f.waived and f.severity == "error")
+    if fails(analysis, "error") and not force:
+        sys.stderr.write(render_text([analysis], {analysis.file: source_text(design)}, failed=[analysis.file]))
+        fail(f"{analysis.file} has {errors} error finding{'s' * (errors != 1)}: nothing is written for a design "
+             "that fails validation (fix it, or pass --force to write anyway)", 1)
+    return errors
 
 
 def analysis_or_exit(design: Path, run: RunConfig) -> Analysis:

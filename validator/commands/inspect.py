@@ -19,11 +19,12 @@ def describe(
     """Show what a design resolves to: GPUs, servers, racks, NVLink domains, fabric tiers, IT power."""
     from validator.emit.describe import describe as facts_of
     from validator.emit.describe import describe_text
+    from validator.emit.escape import terminal_text
 
     analysis = analysis_or_exit(design, run_config(config))
     assert analysis.topology is not None
     facts = facts_of(analysis.topology, analysis.derived)
-    sys.stdout.write(dump_json(facts) if fmt == Fmt.json else describe_text(facts))
+    sys.stdout.write(terminal_text(dump_json(facts) if fmt == Fmt.json else describe_text(facts)))
 
 
 def estimate(
@@ -33,9 +34,10 @@ def estimate(
     prices: PricesOption = None,
 ) -> None:
     """Estimate performance: training step time, MFU, time-to-train; inference TTFT, TPOT, concurrency, cost."""
+    from validator.emit.escape import terminal_text
     from validator.emit.scorecard import scorecard
 
     derived = analysis_or_exit(design, run_config(config, prices)).derived
     assert derived is not None
     result = derived.estimate.as_dict()
-    sys.stdout.write(dump_json(result) if fmt == Fmt.json else scorecard(result))
+    sys.stdout.write(terminal_text(dump_json(result) if fmt == Fmt.json else scorecard(result)))

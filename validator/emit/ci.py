@@ -12,6 +12,7 @@ from validator import __version__
 from validator.base.findings import READ_CODES, SEVERITY_RANK, Finding
 from validator.check.registry import RULES
 from validator.check.result import Analysis
+from validator.emit.escape import markdown_code, markdown_text
 from validator.emit.rule_help import READ_FIXES, RULES_DOC, help_uri
 from validator.emit.scorecard import inference_headline
 
@@ -199,11 +200,11 @@ def markdown(analyses: Sequence[Analysis], fail_on: str) -> str:
            f"warnings, {sum(f.severity == 'info' for f in rows)} info, {waived} waived.", ""]
     headlines = [(a.file, _headline(a)) for a in analyses if a.topology is not None]
     if headlines:
-        out += ["| design | estimate |", "|---|---|", *[f"| `{f}` | {h} |" for f, h in headlines], ""]
+        out += ["| design | estimate |", "|---|---|", *[f"| `{markdown_code(f)}` | {h} |" for f, h in headlines], ""]
     if rows:
         out += ["| severity | rule | location | message |", "|---|---|---|---|"]
-        out += [f"| {f.severity} | `{f.rule}` {f.slug} | `{f.file}:{f.line}` | {f.message.replace('|', '/')} |"
-                for f in rows]
+        out += [f"| {f.severity} | `{f.rule}` {f.slug} | `{markdown_code(f.file)}:{f.line}` | "
+                f"{markdown_text(f.message)} |" for f in rows]
     return "\n".join(out) + "\n"
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+from validator.emit.escape import cell_text, csv_row, formula_like, json_safe, to_json
 
 # column -> (heading, format); the kind decides which performance columns a table shows
 COMMON = ("gpus", "it_kw", "facility_kw", "capex_usd", "gpu_hour_usd")
@@ -85,14 +86,14 @@ def sweep_csv(kind: str, settings: Sequence[str], rows: Sequence[dict[str, Any]]
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(cols)
     for r in rows:
-        writer.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+        writer.writerow(csv_row(r.get(c) for c in cols))
     return out.getvalue()
 
 
 def sweep_json(design: str, kind: str, settings: Sequence[str], rows: Sequence[dict[str, Any]], zipped: bool) -> str:
     body = {"version": 1, "design": design, "kind": kind, "mode": "zip" if zipped else "grid",
             "settings": list(settings), "columns": columns(kind, settings), "rows": list(rows)}
-    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return to_json(body) + "\n"
 
 
 def sweep_xlsx(kind: str, settings: Sequence[str], rows: Sequence[dict[str, Any]]) -> bytes:
@@ -108,7 +109,11 @@ def sweep_xlsx(kind: str, settings: Sequence[str], rows: Sequence[dict[str, Any]
     for c in ws[1]:
         c.font = Font(bold=True)
     for r in rows:
-        ws.append([r.get(c) for c in cols])
+        ws.append([cell_text(v) if isinstance(v, str) else json_safe(v) for v in (r.get(c) for c in cols)])
+        for cell in ws[ws.max_row]:
+            if isinstance(cell.value, str) and formula_like(cell.value):   # text, never a formula (OWASP)
+                cell.data_type = "s"
+                cell.quotePrefix = True
     ws.freeze_panes = "A2"
     stamp = datetime(1980, 1, 1, tzinfo=UTC)
     wb.properties.created = wb.properties.modified = stamp

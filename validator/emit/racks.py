@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 
 from validator.derive.elevation import Elevations, RackView, Slot
+from validator.emit.escape import csv_row, to_json
 
 RACK_COLUMNS = ("site", "hall", "row", "rack", "rack_kind", "ru_top", "ru_bottom", "height", "kind", "device",
                 "role", "fabric", "model", "power_w", "weight_kg", "rack_power_kw", "rack_budget_kw")
@@ -21,7 +21,7 @@ def racks_json(elev: Elevations) -> str:
     from pydantic import TypeAdapter
 
     data = TypeAdapter(Elevations).dump_python(elev, mode="json")
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return to_json(data, indent=1) + "\n"
 
 
 def racks_csv(elev: Elevations) -> str:
@@ -31,10 +31,10 @@ def racks_csv(elev: Elevations) -> str:
     writer.writerow(RACK_COLUMNS)
     for rack in elev.racks:
         for s in [*rack.slots, *rack.inside]:
-            writer.writerow(["" if v is None else v for v in (
+            writer.writerow(csv_row((
                 rack.site, f"H{rack.hall}", f"R{rack.row:02d}", rack.name, rack.kind, s.ru_top, s.ru_bottom,
                 s.height, s.kind, s.device, s.role, s.fabric, s.model, s.power_w, s.weight_kg,
-                rack.power.total_kw, rack.power.budget_kw)])
+                rack.power.total_kw, rack.power.budget_kw)))
     return out.getvalue()
 
 

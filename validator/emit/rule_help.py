@@ -12,6 +12,9 @@ READ_FIXES: dict[str, str] = {
     "YAML003": "Write the values out instead of nesting aliases; anchors and aliases may not expand past the limit.",
     "YAML004": "Use a plain string as the key (no mappings, lists or `? ` complex keys).",
     "YAML005": "Keep one of the two entries: the second silently replaces the first in most YAML readers.",
+    "YAML006": "Remove the alias that refers to the node containing it, and keep nesting and alias chains shallow "
+               "(write the values out).",
+    "YAML007": "Write the number as a finite value within the field's range (no .inf, .nan or 1e999).",
     "SCH001": "Fix the field the message names; `clusterplan schema` prints the design format, docs/design-format.md "
               "explains each field, and the schema modeline gives your editor completion.",
     "SCH002": "Set `apiVersion: clusterplan/v1` at the top of the design (the only version this release reads).",

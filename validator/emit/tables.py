@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.emit.escape import csv_row, to_json
 from validator.emit.progress import progress
 
 
@@ -35,7 +35,7 @@ def unit_power(item: Item | dict[str, Any]) -> str:
 
 
 def bom_json(bom: Bom) -> str:
-    return json.dumps(bom.as_dict(), indent=2, sort_keys=True) + "\n"
+    return to_json(bom.as_dict(), ensure_ascii=True) + "\n"
 
 
 def bom_csv(bom: Bom) -> str:
@@ -43,7 +43,7 @@ def bom_csv(bom: Bom) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ITEM_FIELDS)
     for item in bom.items:
-        writer.writerow(["" if v is None else v for v in item.as_dict().values()])
+        writer.writerow(csv_row(item.as_dict().values()))
     return out.getvalue()
 
 
@@ -96,11 +96,11 @@ def cabling_csv_rows(plan: Plan) -> Iterable[str]:
     for row in progress(plan.rows(), total, "cabling"):
         out.seek(0)
         out.truncate()
-        writer.writerow(row)
+        writer.writerow(csv_row(row))
         yield out.getvalue()
 
 
 def cabling_json(plan: Plan) -> str:
     rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, row, strict=True)) for row in plan.rows()]
-    return json.dumps({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
-                      indent=1, sort_keys=True) + "\n"
+    return to_json({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
+                   indent=1, ensure_ascii=True) + "\n"

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from validator.base.findings import Finding
 from validator.check.result import Analysis
+from validator.emit.escape import visible
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "dim": "\033[2m",
             "bold": "\033[1m", "green": "\033[32m"}
@@ -64,7 +65,7 @@ def _finding(f: Finding, lines: list[str], colour: Callable[[str, str], str]) ->
     head = f"{f.file}:{f.line}:{f.col}: {colour(f.severity, f.severity)} {f.rule} [{f.slug}] {f.message}"
     out = [head]
     if 0 < f.line <= len(lines):
-        src = lines[f.line - 1].replace("\t", " ")
+        src = visible(lines[f.line - 1].replace("\t", " "))   # the file is untrusted: no raw escapes
         out.append(f"  {f.line:>5} | {src}")
         out.append(f"        | {' ' * (f.col - 1)}{colour('dim', '^')}")
     if f.hint:

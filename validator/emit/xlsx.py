@@ -12,6 +12,7 @@ git commit time or a given value) and the zip entries carry that same date.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -20,6 +21,7 @@ from typing import Any
 from validator.base.findings import Finding
 from validator.derive.bom import Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
+from validator.emit.escape import Formula, cell_text, formula_like
 
 HEADER_FILL = "1F4E78"
 FONT = "Calibri"          # named on every styled cell (the workbook default font is Calibri 11 too)
@@ -68,10 +70,19 @@ def _filter(ws: Any, columns: int, rows: int) -> None:
 
 
 def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> Any:
+    """One cell. Text is always a text cell (a leading = + - @ gets Excel's quote prefix, as OWASP
+    advises); only an `escape.Formula`, which clusterplan writes itself, is a formula."""
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
 
-    cell = WriteOnlyCell(ws, value=value)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    text = isinstance(value, str) and not isinstance(value, Formula)
+    cell = WriteOnlyCell(ws, value=cell_text(value) if text else value)
+    if text:
+        cell.data_type = "s"
+        if formula_like(value):
+            cell.quotePrefix = True
     if fmt:
         cell.number_format = fmt
     if bold:
@@ -79,16 +90,47 @@ def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> An
     return cell
 
 
+class _TextSafeSheet:
+    """A write-only worksheet whose rows hold no formula but clusterplan's own: every plain value goes
+    through `_cell`, so a new sheet or column is safe without thinking about it."""
+
+    def __init__(self, ws: Any) -> None:
+        object.__setattr__(self, "_ws", ws)
+
+    def append(self, row: Sequence[Any]) -> None:
+        from openpyxl.cell.cell import Cell
+
+        self._ws.append([v if isinstance(v, Cell) or v is None else _cell(self._ws, v) for v in row])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ws, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ws, name, value)
+
+
+class _TextSafeBook:
+    def __init__(self, wb: Any) -> None:
+        self._wb = wb
+
+    def create_sheet(self, title: str) -> _TextSafeSheet:
+        return _TextSafeSheet(self._wb.create_sheet(title))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wb, name)
+
+
 def workbook_bytes(bom: Bom, plan: Plan, findings: Sequence[Finding], summary: dict[str, Any],
                    timestamp: datetime, kind: str = "bom") -> bytes:
     """The `bom` workbook (Summary, BOM, Power & Cooling, Findings) or the `cabling` one (Summary, Cabling)."""
     from openpyxl import Workbook
 
-    wb = Workbook(write_only=True)
-    wb.properties.creator = "clusterplan"
-    wb.properties.created = timestamp
-    wb.properties.modified = timestamp
-    wb.clusterplan_print = (f"{summary.get('design', '')} ({kind})", timestamp.strftime("%Y-%m-%d"))
+    book = Workbook(write_only=True)
+    book.properties.creator = "clusterplan"
+    book.properties.created = timestamp
+    book.properties.modified = timestamp
+    book.clusterplan_print = (f"{summary.get('design', '')} ({kind})", timestamp.strftime("%Y-%m-%d"))
+    wb = _TextSafeBook(book)
     _summary_sheet(wb, summary, bom if kind == "bom" else None)
     if kind == "cabling":
         _cabling_sheet(wb, plan)
@@ -164,7 +206,7 @@ def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom | None) -> None:
         ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
     if bom is not None:
         ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True),
-                   _cell(ws, f"=BOM!M{_bom_rows(bom)[2]}", MONEY)])
+                   _cell(ws, Formula(f"=BOM!M{_bom_rows(bom)[2]}"), MONEY)])
 
 
 # BOM sheet columns: the price of a line is list price (the book's, per unit and length) less the discount;
@@ -200,8 +242,8 @@ def _bom_sheet(wb: Any, bom: Bom) -> None:
     for n, item in enumerate(bom.items, start=2):
         q = item.quote
         listed = _list_price(item)
-        unit = f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))'
-        extended = None if item.included_in else f'=IF(L{n}="","",D{n}*L{n})'
+        unit = Formula(f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))')
+        extended = None if item.included_in else Formula(f'=IF(L{n}="","",D{n}*L{n})')
         power: Any = item.unit_power_w if item.power_basis in ("max", "typical", "design") else \
             ("unknown" if item.power_basis is None else None)
         ws.append([item.category, item.part, item.description, item.qty, item.spares, item.fabric, item.installed_in,
@@ -213,11 +255,11 @@ def _bom_sheet(wb: Any, bom: Bom) -> None:
     first = last + 2
     for category in categories:
         ws.append([_cell(ws, "subtotal", bold=True), category, None, None, None, None, None, None, None, None, None,
-                   None, _cell(ws, f'=SUMIF(A2:A{last},"{category}",M2:M{last})', MONEY)])
-    unpriced = f'=SUMPRODUCT((M2:M{last}="")*(N2:N{last}=""))'
+                   None, _cell(ws, Formula(f'=SUMIF(A2:A{last},"{category}",M2:M{last})'), MONEY)])
+    unpriced = Formula(f'=SUMPRODUCT((M2:M{last}="")*(N2:N{last}=""))')
     ws.append([_cell(ws, "total", bold=True), None, "capex of the priced lines (unpriced lines are not in it)",
                None, None, None, None, None, None, None, None, None,
-               _cell(ws, f"=SUM(M{first}:M{total_row - 1})", MONEY, bold=True)])
+               _cell(ws, Formula(f"=SUM(M{first}:M{total_row - 1})"), MONEY, bold=True)])
     ws.append([_cell(ws, "unpriced lines", bold=True), None, "lines with no price (type one into column J)", None,
                None, None, None, None, None, None, None, None, _cell(ws, unpriced, "0")])
     _filter(ws, len(BOM_COLUMNS), last)
@@ -249,7 +291,7 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
                 cells.append(f'<c r="{col}{n}"><v>{value:g}</v></c>' if isinstance(value, float)
                              else f'<c r="{col}{n}"><v>{value}</v></c>')
             else:
-                cells.append(f'<c r="{col}{n}" t="inlineStr"><is><t>{escape(str(value))}</t></is></c>')
+                cells.append(f'<c r="{col}{n}" t="inlineStr"><is><t>{escape(cell_text(str(value)))}</t></is></c>')
         chunk.append(f'<row r="{n}">{"".join(cells)}</row>')
         if len(chunk) >= 2000:
             yield "".join(chunk).encode("utf-8")
@@ -276,11 +318,11 @@ def _power_sheet(wb: Any, bom: Bom) -> None:
             ("storage", kw(p["storage_kw"]), "kW", KW)]
     for label, value, unit, fmt in rows:
         ws.append([label, _cell(ws, value, fmt), unit])
-    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, '=IF(COUNT(B6:B10)=5,SUM(B6:B10),"unknown")', KW,
-                                                       bold=True), "kW"])
+    it_power = Formula('=IF(COUNT(B6:B10)=5,SUM(B6:B10),"unknown")')
+    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, it_power, KW, bold=True), "kW"])
     ws.append(["PUE", _cell(ws, p["pue"], "0.00"), ""])
-    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, '=IF(ISNUMBER(B11),B11*B12,"unknown")', KW,
-                                                             bold=True), "kW"])
+    facility = Formula('=IF(ISNUMBER(B11),B11*B12,"unknown")')
+    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, facility, KW, bold=True), "kW"])
     for cooling, heat in sorted(p["heat_kw_by_cooling"].items()):
         ws.append([f"heat removed by {cooling}", _cell(ws, kw(heat), KW), "kW"])
     n = 13 + len(p["heat_kw_by_cooling"]) + 1
@@ -288,10 +330,10 @@ def _power_sheet(wb: Any, bom: Bom) -> None:
     ws.append(["electricity price", _cell(ws, inputs["electricity_usd_per_kwh"], "0.000"), "USD/kWh"])
     ws.append(["utilization", _cell(ws, inputs["utilization"], "0%"), ""])
     hours = inputs["hours_per_year"]
-    ws.append(["energy per year", _cell(ws, f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}/1000,"unknown")', "#,##0"),
-               "MWh"])
-    ws.append(["energy cost per year", _cell(ws, f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}*B{n},"unknown")',
-                                             MONEY), "USD"])
+    energy = Formula(f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}/1000,"unknown")')
+    ws.append(["energy per year", _cell(ws, energy, "#,##0"), "MWh"])
+    cost = Formula(f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}*B{n},"unknown")')
+    ws.append(["energy cost per year", _cell(ws, cost, MONEY), "USD"])
     ws.append(["power basis", p["basis"], ""])
 
 

@@ -20,26 +20,30 @@ come first; the repository's apply where the design says nothing.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from validator.base.errors import DesignError, Diagnostic
-from validator.read.loader import load_yaml, read_text
+from validator.base.errors import DesignError, Diagnostic, format_path
+from validator.base.paths import confine, display_name, repository_root
+from validator.read.loader import Loaded, load_yaml, read_text
 from validator.read.model import Waiver
+from validator.read.names import FilePath, RuleId
 
 CONFIG_NAME = ".clusterplan.yaml"
 
 
 class Output(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    design: str = Field(description="Design file, relative to the configuration file.")
-    bom: str | None = Field(None, description="BOM file; format from the suffix.")
-    cabling: str | None = Field(None, description="Cabling plan file (.csv, .json or .xlsx).")
-    render: str | None = Field(None, description="Directory for the rendered configurations.")
+    design: FilePath = Field(description="Design file, relative to the configuration file.")
+    bom: FilePath | None = Field(None, description="BOM file; format from the suffix.")
+    cabling: FilePath | None = Field(None, description="Cabling plan file (.csv, .json or .xlsx).")
+    render: FilePath | None = Field(None, description="Directory for the rendered configurations.")
 
 
 class RepoWaiver(Waiver):
@@ -60,7 +64,7 @@ class RepoTco(BaseModel):
 
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
+    severity: dict[RuleId, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
     waivers: list[RepoWaiver] = Field(default_factory=list)
     outputs: list[Output] = Field(default_factory=list)
     prices: list[str] = Field(default_factory=list, description="Price books, relative to this file, inside the "
@@ -102,25 +106,74 @@ def _matches(design: Path, base: Path, pattern: str) -> bool:
 
 
 def find_config(start: Path) -> Path | None:
+    """The `.clusterplan.yaml` of the repository `start` is in (from here up to the git root). One that
+    is a symlink out of the repository is an error (OutsideRepository): it could point anywhere."""
     for parent in (start.resolve(), *start.resolve().parents):
         candidate = parent / CONFIG_NAME
-        if candidate.is_file():
+        if candidate.is_file() or candidate.is_symlink():
+            confine(candidate, repository_root(candidate), "repository configuration")
             return candidate
         if (parent / ".git").exists():
             return None
     return None
 
 
-def load_config(path: Path) -> RepoConfig:
-    display = str(path)
+def load_config(path: Path, known_rules: Collection[str] = ()) -> RepoConfig:
+    """The repository configuration; every problem at once (unknown keys with did-you-mean, and
+    severities for rules that do not exist when `known_rules` is given)."""
+    display = display_name(path)
     loaded = load_yaml(read_text(path, display), display)
     try:
-        return RepoConfig.model_validate(loaded.data or {})
+        config = RepoConfig.model_validate(loaded.data or {})
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
-            line, col = loaded.where(loc)
-            problems.append(Diagnostic("CFG001", f"{'.'.join(map(str, loc))}: {err['msg']}", display, line, col, loc,
-                                       "see the .clusterplan.yaml format in docs/integrations.md"))
-        raise DesignError(problems) from None
+        raise DesignError([_problem(err, loaded, display) for err in exc.errors()]) from None
+    problems = []
+    for rule_id in config.severity if known_rules else ():
+        if rule_id not in known_rules:
+            line, col = loaded.where(("severity", rule_id), key=True)
+            close = difflib.get_close_matches(rule_id, list(known_rules), n=1, cutoff=0.6)
+            problems.append(Diagnostic("CFG001", f"unknown rule '{rule_id}' in severity", display, line, col,
+                                       ("severity", rule_id), f"did you mean '{close[0]}'?" if close else
+                                       "`clusterplan rules` lists the rule IDs"))
+    if problems:
+        raise DesignError(problems)
+    return config
+
+
+def _problem(err: Any, loaded: Loaded, display: str) -> Diagnostic:
+    loc = tuple(p for p in err["loc"] if isinstance(p, str | int) and p != "[key]")
+    if err["type"] == "extra_forbidden" and loc:
+        line, col = loaded.where(loc, key=True)
+        allowed = _fields_at(RepoConfig, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+        return Diagnostic("CFG001", f"unknown key '{loc[-1]}' in {format_path(loc[:-1])}", display, line, col, loc,
+                          f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}")
+    if "[key]" in err["loc"] and loc:
+        line, col = loaded.where(loc, key=True)
+        return Diagnostic("CFG001", f"key '{loc[-1]}' in {format_path(loc[:-1])} is not valid: {err['msg']}",
+                          display, line, col, loc, "rule IDs are three capital letters and three digits, e.g. NET002")
+    line, col = loaded.where(loc)
+    return Diagnostic("CFG001", f"{format_path(loc)}: {err['msg']}", display, line, col, loc,
+                      "see the .clusterplan.yaml format in docs/integrations.md")
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """The keys allowed at `loc` of a configuration (list indexes skipped)."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(part)
+        inner = _model_in(info.annotation) if info is not None else None
+        if inner is None:
+            return []
+        model = inner
+    return sorted(model.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None

@@ -7,11 +7,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from validator.read import names
+
 Count = Annotated[int, Field(ge=1, le=10_000_000)]
 NonNegCount = Annotated[int, Field(ge=0, le=10_000_000)]
 Positive = Annotated[float, Field(gt=0, le=1e9)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
-CatalogId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+CatalogId = names.CatalogId     # one policy for every identifier (read/names.py)
 
 
 class Model(BaseModel):

@@ -14,8 +14,20 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from validator.read.enums import Cooling, Kind, Precision, Recompute, Technology, TopologyKind
-from validator.read.fields import CatalogId, Count, Model, NonNegCount, Positive
+from validator.read.fields import Count, Model, NonNegCount, Positive
 from validator.read.inference import Inference
+from validator.read.names import (
+    IDENTIFIER_RULE,
+    RESERVED_NAMES,
+    CatalogId,
+    DeviceName,
+    Dscp,
+    FilePath,
+    Identifier,
+    Money,
+    RuleId,
+    ThresholdName,
+)
 
 API_VERSION = "clusterplan/v1"
 
@@ -23,7 +35,7 @@ API_VERSION = "clusterplan/v1"
 
 
 class Metadata(Model):
-    name: str = Field(min_length=1, max_length=200, description="Short name of the cluster, unique in the repo.")
+    name: Identifier = Field(description="Short name of the cluster, unique in the repo (" + IDENTIFIER_RULE + ").")
     description: str | None = Field(None, max_length=2000, description="What the cluster is for.")
     owner: str | None = Field(None, max_length=200, description="Team or person who owns this design.")
 
@@ -54,9 +66,8 @@ class Rack(Model):
 
 
 class Site(Model):
-    name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
-                             description="Site (data centre) name used in the cable run list and rack "
-                             "elevations (default: the design's name).")
+    name: Identifier | None = Field(None, description="Site (data centre) name used in the cable run list and "
+                                    "rack elevations (default: the design's name; " + IDENTIFIER_RULE + ").")
     rack: Rack = Field(description="The GPU rack: power budget, cooling and model.")
     pue: Annotated[float, Field(ge=1, le=5)] | None = Field(
         None, description="Power usage effectiveness of the facility (default from data/defaults.yaml).")
@@ -128,7 +139,7 @@ class PfcWatchdog(Model):
 class SwitchLossless(Model):
     pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(
         description="802.1p priorities with PFC enabled (the RDMA priority, usually 3).")
-    dscp_to_tc: dict[str, Annotated[int, Field(ge=0, le=7)]] = Field(
+    dscp_to_tc: dict[Dscp, Annotated[int, Field(ge=0, le=7)]] = Field(
         description="DSCP value (as a string key) to traffic class, e.g. {'26': 3, '48': 6}.")
     roce_tc: Annotated[int, Field(ge=0, le=7)] = Field(description="Traffic class that carries RoCE.")
     cnp_tc: Annotated[int, Field(ge=0, le=7)] | None = Field(None, description="Traffic class for congestion "
@@ -165,7 +176,8 @@ class Pod(Model):
 
 
 class ExtraEndpoint(Model):
-    name: str = Field(min_length=1, max_length=100, description="What it is, e.g. ufm.")
+    name: DeviceName = Field(description="What it is, e.g. ufm (" + IDENTIFIER_RULE + "; not " +
+                             ", ".join(RESERVED_NAMES) + ").")
     count: Count = Field(1, description="How many such devices.")
     ports: Count = Field(description="Leaf ports each one uses.")
 
@@ -217,7 +229,7 @@ class Fabric(Model):
         None, description="RDMA on a lossy fabric (no `lossless:`): the congestion control that makes it safe, "
         "one of validator/data/congestion_control.yaml (e.g. uet, srd).")
     media: FabricMedia | None = Field(None, description="Force a cable/optics type; default: chosen by length.")
-    nic_to_rail: list[Annotated[int, Field(ge=0)]] | None = Field(
+    nic_to_rail: list[Annotated[int, Field(ge=0, le=1023)]] | None = Field(
         None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
         "default is NIC i to rail i.")
 
@@ -239,7 +251,7 @@ class StorageNodes(Model):
     ports: Count = Field(2, description="Storage-fabric ports per storage node.")
     rack_units: Count | None = Field(None, description="Rack units per node.")
     power_w: Positive | None = Field(None, description="Power per node in W.")
-    price_usd: Annotated[float, Field(ge=0)] | None = Field(None, description="Price per node.")
+    price_usd: Money | None = Field(None, description="Price per node.")
 
 
 class Storage(Model):
@@ -321,9 +333,9 @@ class Training(Model):
 
 
 class Costs(Model):
-    prices_usd: dict[str, Annotated[float, Field(ge=0)]] = Field(
+    prices_usd: dict[CatalogId, Money] = Field(
         default_factory=dict, description="Unit price overrides by catalog id, USD.")
-    spares_pct: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
+    spares_pct: dict[Identifier, Annotated[float, Field(ge=0, le=100)]] = Field(
         default_factory=dict, description="Spare percentage by BOM category, e.g. {transceiver: 2}.")
     amortization_years: Positive | None = Field(None, description="Years of straight-line depreciation of the "
                                                 "capex, for the TCO and cost per GPU-hour (default in "
@@ -336,7 +348,7 @@ class Costs(Model):
 
 
 class Waiver(Model):
-    rule: str = Field(pattern=r"^[A-Z]{3}[0-9]{3}$", description="Rule ID, e.g. NET002.")
+    rule: RuleId = Field(description="Rule ID, e.g. NET002.")
     path: str | None = Field(None, max_length=500, description="Key path the waiver is limited to.")
     reason: str = Field(max_length=2000, description="Why the finding is accepted (mandatory).")
     owner: str = Field(min_length=1, max_length=200, description="Who accepted it.")
@@ -349,10 +361,10 @@ class Design(Model):
     api_version: Literal["clusterplan/v1"] = Field(alias="apiVersion", description="Format version.")
     kind: Kind = Field(description="TrainingCluster or InferenceFleet.")
     metadata: Metadata = Field(description="Name and owner.")
-    catalogs: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+    catalogs: list[FilePath] = Field(
         default_factory=list, description="Extra catalog files, relative to this design; they add or "
         "override catalog entries.")
-    templates: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+    templates: FilePath | None = Field(
         None, description="Directory (relative to this design, inside the repository) of Jinja templates that "
         "override the built-in ones by name, e.g. sonic/config_db.json.j2; rendered in a sandbox.")
     site: Site = Field(description="Racks, power, cooling and facility.")
@@ -362,9 +374,9 @@ class Design(Model):
     training: Training | None = Field(None, description="The training job (kind: TrainingCluster).")
     inference: Inference | None = Field(None, description="The serving workload (kind: InferenceFleet).")
     costs: Costs = Field(default_factory=Costs, description="Prices and spares.")
-    thresholds: dict[str, float] = Field(default_factory=dict, description="Rule threshold overrides by name "
-                                         "(see docs/rules.md).")
-    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(
+    thresholds: dict[ThresholdName, Annotated[float, Field(ge=0, le=1e9)]] = Field(
+        default_factory=dict, description="Rule threshold overrides by name (see docs/rules.md).")
+    severity: dict[RuleId, Literal["error", "warning", "info", "off"]] = Field(
         default_factory=dict, description="Per-rule severity overrides, e.g. {INF006: warning}.")
     waivers: list[Waiver] = Field(default_factory=list, description="Accepted findings.")
 

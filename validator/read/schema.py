@@ -26,6 +26,17 @@ def _no_null_generator() -> type:
         def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
             return self.generate_inner(schema["schema"])
 
+        def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+            """A constrained key is a `propertyNames` pattern and every other key is refused (pydantic
+            writes `patternProperties`, which lets a key that does not match through unchecked)."""
+            out = super().dict_schema(schema)
+            patterns = out.pop("patternProperties", None)
+            if patterns:
+                (pattern, value), = patterns.items()
+                out["propertyNames"] = {**out.get("propertyNames", {}), "pattern": pattern}
+                out["additionalProperties"] = value
+            return out
+
         def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
             out = super().default_schema(schema)
             if out.get("default", 0) is None:
@@ -79,6 +90,8 @@ def _describe(err: Any, loaded: Loaded) -> list[Diagnostic]:
         line, col = loaded.where(at, key=key)
         return Diagnostic("SCH001", message, loaded.file, line, col, at, hint)
 
+    if "propertyNames" in err.relative_schema_path:
+        return [_key_problem(err, loaded, path)]
     if kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         out = []
@@ -109,10 +122,39 @@ def _describe(err: Any, loaded: Loaded) -> list[Diagnostic]:
                      schema.get("description", "check the value"))]
     if kind in ("minLength", "maxLength", "minItems", "maxItems"):
         return [diag(f"{where}: {err.message}", schema.get("description", "check the value"))]
+    if kind == "not" and isinstance(err.validator_value, dict) and "enum" in err.validator_value:
+        return [diag(f"{where}: '{instance}' is a reserved name",
+                     "choose another name; these name clusterplan's own devices: " +
+                     ", ".join(map(str, err.validator_value["enum"])))]
     if kind == "pattern":
+        from validator.read.names import IDENTIFIER_PATTERN, IDENTIFIER_RULE
+
+        if err.validator_value == IDENTIFIER_PATTERN:
+            return [diag(f"{where}: {_short(instance)} is not a valid name", f"a name is {IDENTIFIER_RULE}")]
         return [diag(f"{where}: {instance!r} does not match the expected form {err.validator_value}",
                      schema.get("description", "check the spelling"))]
     return [diag(f"{where}: {err.message}", schema.get("description", "see docs/design-format.md"))]
+
+
+def _key_problem(err: Any, loaded: Loaded, path: Path) -> Diagnostic:
+    """A key of a mapping whose keys are names (thresholds, rule IDs, catalog ids, DSCP values)."""
+    from validator.read.names import IDENTIFIER_PATTERN, IDENTIFIER_RULE
+
+    key = str(err.instance)
+    where = format_path(path)
+    at = (*path, key)
+    line, col = loaded.where(at, key=True)
+    if err.validator == "enum":
+        allowed = [str(v) for v in err.validator_value]
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
+        return Diagnostic("SCH001", f"unknown key '{key}' in {where}", loaded.file, line, col, at, hint)
+    if err.schema.get("pattern") == IDENTIFIER_PATTERN:
+        hint = f"a name is {IDENTIFIER_RULE}"
+    else:
+        hint = err.schema.get("description") or f"keys of {where} match {err.schema.get('pattern', '')}"
+    return Diagnostic("SCH001", f"key {_short(key) or repr(key)} in {where} is not a valid name", loaded.file,
+                      line, col, at, hint)
 
 
 def _article(word: str) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from validator.emit.escape import markdown_code, markdown_text
 from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
@@ -69,7 +69,9 @@ def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
             "fixed_findings": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
             "unpriced_note": d.unpriced_note(),
         })
-    return json.dumps({"version": 1, "designs": out, "gates_tripped": list(tripped)}, indent=2, sort_keys=True) + "\n"
+    from validator.emit.escape import to_json
+
+    return to_json({"version": 1, "designs": out, "gates_tripped": list(tripped)}, ensure_ascii=True) + "\n"
 
 
 def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
@@ -113,8 +115,8 @@ def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
         cells = [(_change(d, m) or _fmt(m, d.value(d.head, m))) if d.status == "changed" else
                  _fmt(m, d.value(d.head or d.base, m)) for m in cols]
         findings = f"+{len(d.new_findings)} / -{len(d.fixed_findings)}"
-        out.append(f"| `{d.file}` | {d.status} | " + " | ".join(cells) + f" | {findings} |")
-    notes = [f"- `{d.file}`: {note}" for d in changed if (note := d.unpriced_note())]
+        out.append(f"| `{markdown_code(d.file)}` | {d.status} | " + " | ".join(cells) + f" | {findings} |")
+    notes = [f"- `{markdown_code(d.file)}`: {markdown_text(note)}" for d in changed if (note := d.unpriced_note())]
     if notes:
         out += ["", "**Unpriced BOM lines** (capex leaves them out):", *notes]
     if unchanged:
@@ -124,9 +126,9 @@ def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
         rows = ["| metric | base | head | change |", "|---|---|---|---|"]
         rows += [f"| {_label(m)} | {_fmt(m, d.value(d.base, m))} | "
                  f"{_fmt(m, d.value(d.head, m))} | {_change(d, m)} |" for m in _metrics(d)]
-        rows += [f"- new {f.severity} `{f.rule}` (line {f.line}): {f.message}" for f in d.new_findings]
-        rows += [f"- fixed `{f.rule}`: {f.message}" for f in d.fixed_findings]
-        details += ["", f"<details><summary>{d.file}</summary>", "", *rows, "", "</details>"]
+        rows += [f"- new {f.severity} `{f.rule}` (line {f.line}): {markdown_text(f.message)}" for f in d.new_findings]
+        rows += [f"- fixed `{f.rule}`: {markdown_text(f.message)}" for f in d.fixed_findings]
+        details += ["", f"<details><summary>{markdown_text(d.file)}</summary>", "", *rows, "", "</details>"]
     text = "\n".join(out + details) + "\n"
     if len(text) > MARKDOWN_LIMIT:
         note = "\n\n_Details truncated to stay under the comment size limit; run `clusterplan diff` locally._\n"

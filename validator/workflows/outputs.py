@@ -1,22 +1,52 @@
 """Generated files a design repository commits (declared in .clusterplan.yaml): regenerate them and say
-which differ, as documentation-generator hooks do."""
+which differ, as documentation-generator hooks do.
+
+Every declared path must stay inside the repository (symlinks followed). Nothing is written for a
+design with error findings unless forced. A render directory is written as one set (emit/files.py
+OutputSet), each other file atomically. `.clusterplan-outputs.json` beside the configuration lists what
+`outputs` wrote: a file it wrote earlier and no longer produces is removed; a file it did not write is
+never overwritten or removed (unless it already holds exactly what would be written).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from validator.base.errors import ToolError
-from validator.base.paths import display_name
+from validator.base.paths import OutsideRepository, confine, display_name, repository_root
 from validator.check.result import Analysis
-from validator.emit.files import write_atomic
+from validator.emit.files import MANIFEST, OutputSet, read_manifest, write_atomic
+from validator.emit.report import fails
 from validator.emit.workbook import build_workbook
 from validator.pipeline import analyze
 from validator.read.config import RunConfig
 
 if TYPE_CHECKING:
     from validator.derive.bom import Bom
+
+OUTPUTS_MANIFEST = ".clusterplan-outputs.json"
+
+
+class Gated(ToolError):
+    """Outputs were not written: a design has error findings (exit 1)."""
+
+    def __init__(self, message: str, analyses: list[tuple[Path, Analysis]]) -> None:
+        super().__init__(message)
+        self.analyses = analyses
+
+
+@dataclass
+class Plan:
+    """What the declared outputs should hold: single files and render directories (absolute paths)."""
+
+    files: dict[Path, bytes] = field(default_factory=dict)
+    sets: dict[Path, dict[str, bytes]] = field(default_factory=dict)
+    failing: list[tuple[Path, Analysis]] = field(default_factory=list)
 
 
 def _bom_bytes(design: Path, analysis: Analysis, target: Path) -> bytes:
@@ -50,36 +80,160 @@ def _cabling_bytes(design: Path, analysis: Analysis, target: Path) -> bytes:
     raise ToolError(f"{target}: cabling format from the suffix must be .csv, .json or .xlsx")
 
 
-def expected(config_path: Path, run: RunConfig) -> Iterator[tuple[Path, bytes]]:
-    """(file, expected bytes) for every declared output, in declaration order."""
-    from validator.emit.render import render_configs
+def _inside(root: Path, base: Path, rel: str, what: str) -> Path:
+    try:
+        return confine(base / rel, root, what)
+    except OutsideRepository as exc:
+        raise ToolError(f"{exc} (declared in .clusterplan.yaml)") from None
+
+
+def _entry(root: Path, base: Path, rel: str) -> Path:
+    """A path a manifest lists, to remove: relative, without '..', and the directory it is in must
+    resolve inside `root` (removing an entry never follows the entry itself: a symlink is removed, not
+    what it points to)."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise ToolError(f"{OUTPUTS_MANIFEST}: not a relative path: {rel!r}")
+    path = base.joinpath(*parts)
+    _inside(root, path.parent, ".", f"{OUTPUTS_MANIFEST} entry {rel!r}")
+    return path
+
+
+def plan(config_path: Path, run: RunConfig) -> Plan:
+    """Analyse every declared design and compute its outputs in memory; nothing is written."""
+    from validator.emit.render import TemplateError, render_configs, user_templates
 
     base = config_path.parent
-    for out in run.repo.outputs:
-        design = base / out.design
+    root = repository_root(config_path)
+    out = Plan()
+    for i, spec in enumerate(run.repo.outputs):
+        design = _inside(root, base, spec.design, f"outputs[{i}].design")
         if not design.is_file():
-            raise ToolError(f"{config_path}: design {out.design} does not exist")
+            raise ToolError(f"{config_path}: design {spec.design} does not exist")
         analysis = analyze(design, display_name(design), run)
         if analysis.topology is None:
             first = analysis.findings[0]
             raise ToolError(f"{first.file}:{first.line}:{first.col}: {first.message} "
                             "(fix the design before regenerating its outputs)")
-        if out.bom:
-            yield base / out.bom, _bom_bytes(design, analysis, base / out.bom)
-        if out.cabling:
-            yield base / out.cabling, _cabling_bytes(design, analysis, base / out.cabling)
-        if out.render:
-            for item in render_configs(analysis.topology):
-                yield base / out.render / item.path, item.text.encode("utf-8")
+        if fails(analysis, "error"):
+            out.failing.append((design, analysis))
+        if spec.bom:
+            target = _inside(root, base, spec.bom, f"outputs[{i}].bom")
+            out.files[target] = _bom_bytes(design, analysis, target)
+        if spec.cabling:
+            target = _inside(root, base, spec.cabling, f"outputs[{i}].cabling")
+            out.files[target] = _cabling_bytes(design, analysis, target)
+        if spec.render:
+            target = _inside(root, base, spec.render, f"outputs[{i}].render")
+            try:
+                templates = user_templates(design, analysis.topology.resolved.design.templates)
+                out.sets[target] = {item.path: item.text.encode("utf-8")
+                                    for item in render_configs(analysis.topology, templates)}
+            except TemplateError as exc:
+                raise ToolError(str(exc)) from None
+    return out
 
 
-def refresh(config_path: Path, run: RunConfig, write: bool) -> list[Path]:
-    """Files whose committed content differs from what the designs generate (written unless `write` is off)."""
-    stale = []
-    for path, data in expected(config_path, run):
-        current = path.read_bytes() if path.is_file() else None
-        if current != data:
-            stale.append(path)
-            if write:
-                write_atomic(path, data)
-    return stale
+def _set_is_current(directory: Path, files: dict[str, bytes]) -> bool:
+    if read_manifest(directory).keys() != files.keys():
+        return False
+    return all(_read(directory / rel) == data for rel, data in files.items())
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _key(base: Path, path: Path) -> str:
+    return path.relative_to(base.resolve()).as_posix() if path.is_relative_to(base.resolve()) else str(path)
+
+
+def refresh(config_path: Path, run: RunConfig, write: bool, force: bool = False) -> list[tuple[str, Path]]:
+    """(what, path) for every generated file that is not current: `stale` (with `write` off),
+    `regenerated` or `removed`; with --force, `forced` for each design written despite error findings.
+    Raises Gated, before writing anything, for a design with error findings."""
+    base = config_path.parent.resolve()
+    wanted = plan(config_path, run)
+    if wanted.failing and write and not force:
+        names = ", ".join(display_name(p) for p, _ in wanted.failing)
+        raise Gated(f"{names}: error findings; nothing is written for a design that fails validation (fix it, "
+                    "or pass --force to write anyway)", wanted.failing)
+    manifest_path = base / OUTPUTS_MANIFEST
+    previous = read_manifest_file(manifest_path)
+    entries = {_key(base, p): "file" for p in wanted.files} | {_key(base, p): "directory" for p in wanted.sets}
+    for path, data in wanted.files.items():
+        if path.exists() and _key(base, path) not in previous and _read(path) != data:
+            raise ToolError(f"{display_name(path)} exists and clusterplan did not write it (it is not in "
+                            f"{OUTPUTS_MANIFEST}); move it away or declare another path")
+    changes: list[tuple[str, Path]] = []
+    label = "regenerated" if write else "stale"
+    for path, data in wanted.files.items():
+        if _read(path) != data:
+            changes.append((label, path))
+    for directory, files in wanted.sets.items():
+        if not _set_is_current(directory, files):
+            changes.append((label, directory))
+    root = repository_root(config_path)
+    gone = [_entry(root, base, rel) for rel in sorted(set(previous) - set(entries))]
+    changes += [("removed" if write else "stale", p) for p in gone if p.exists() or p.is_symlink()]
+    if previous != entries:
+        changes.append((label, manifest_path))
+    if write and changes:
+        _write(wanted, previous | entries, gone, manifest_path, entries)
+        changes += [("forced", design) for design, _ in wanted.failing]
+    return changes
+
+
+def read_manifest_file(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in data["outputs"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _write_manifest(path: Path, entries: dict[str, str]) -> None:
+    write_atomic(path, json.dumps({"generator": "clusterplan outputs", "version": 1,
+                                   "outputs": dict(sorted(entries.items()))}, indent=1, sort_keys=True) + "\n")
+
+
+def _write(wanted: Plan, intent: dict[str, str], gone: list[Path], manifest_path: Path,
+           entries: dict[str, str]) -> None:
+    """The manifest first lists every path this run may write (a kill leaves nothing unlisted), then the
+    outputs, then the removals, then the manifest of what is there now."""
+    _write_manifest(manifest_path, intent)
+    for directory, files in wanted.sets.items():
+        if not _set_is_current(directory, files):
+            with OutputSet(directory) as out:
+                for rel, data in files.items():
+                    out.write(rel, data)
+                out.commit()
+    for path, data in wanted.files.items():
+        if _read(path) != data:
+            write_atomic(path, data)
+    for path in gone:
+        _remove(path)
+    _write_manifest(manifest_path, entries)
+
+
+def _remove(path: Path) -> None:
+    """A file or render directory `outputs` wrote before and no longer produces; in a directory, only the
+    files its manifest lists (and the manifest), then the directories left empty. The manifests are
+    files of the repository: a path they list must stay inside the directory."""
+    if path.is_dir() and not path.is_symlink():
+        for rel in read_manifest(path):
+            try:
+                _entry(path, path, rel).unlink(missing_ok=True)
+            except ToolError:
+                continue
+        (path / MANIFEST).unlink(missing_ok=True)
+        for sub in sorted((p for p in path.rglob("*") if p.is_dir() and not p.is_symlink()), reverse=True):
+            if not any(sub.iterdir()):
+                sub.rmdir()
+        if not any(path.iterdir()):
+            shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)

@@ -7,15 +7,19 @@ StrictUndefined: a missing fact is an error, never an empty string.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from validator.base.errors import DesignError
+from validator.base.paths import OutsideRepository, confine, repository_root
 from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
 from validator.emit import tables
-from validator.emit.files import write_atomic, write_atomic_lines
+from validator.emit.escape import one_line, yaml_string
+from validator.emit.files import OutputSet
 from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.eos import avd_structured_config
@@ -23,6 +27,12 @@ from validator.emit.render.notes import Notes
 from validator.emit.render.opensm import PARTITIONS_FILE, ib_facts, ibdm_topology
 from validator.emit.render.sonic import sonic_json, sonic_tables
 from validator.expand.topology import Topology
+from validator.read.loader import read_text
+
+# Escaping of free text (a catalog name, a description) for each configuration syntax: every template,
+# built-in or the design repository's, can use them (docs/security.md).
+ESCAPES = {"config_text": one_line,        # one line of an EOS/NVUE/OpenSM config or comment, no controls
+           "yaml_string": yaml_string}     # a double-quoted YAML scalar on one line (NVUE startup.yaml)
 
 TEMPLATE_FOR_OS = {"sonic": ("sonic/config_db.json.j2", "config_db.json"),
                    "eos": ("eos/running-config.j2", "cfg"), "cumulus": ("nvue/startup.yaml.j2", "startup.yaml")}
@@ -38,6 +48,45 @@ class Rendered:
     text: str
 
 
+def user_templates(design: Path, rel: str | None) -> Path | None:
+    """The design's `templates:` directory: it must resolve, symlinks followed, to a directory inside the
+    design's repository (TemplateError otherwise)."""
+    if rel is None:
+        return None
+    try:
+        path = confine(design.parent / rel, repository_root(design), "templates directory")
+    except OutsideRepository:
+        raise TemplateError(f"{design}: templates '{rel}' must be a directory inside the design repository") \
+            from None
+    if not path.is_dir():
+        raise TemplateError(f"{design}: templates directory '{rel}' not found")
+    return path
+
+
+def _repository_loader(directory: Path, root: Path) -> Any:
+    """A Jinja loader for a design repository's templates: each template (and each one it includes or
+    extends) must resolve inside the repository and be a regular file within the size limit; it is
+    checked before it is read, so a symlink out of the repository or a named pipe is never opened."""
+    from jinja2 import BaseLoader, TemplateNotFound
+    from jinja2.loaders import split_template_path
+
+    class RepositoryLoader(BaseLoader):
+        def get_source(self, environment: Any, template: str) -> tuple[str, str, Any]:
+            path = directory.joinpath(*split_template_path(template))
+            if not os.path.lexists(path):
+                raise TemplateNotFound(template)
+            try:
+                real = confine(path, root, f"template {template}")
+                text = read_text(real, template)
+            except OutsideRepository as exc:
+                raise TemplateError(str(exc)) from None
+            except DesignError as exc:
+                raise TemplateError(f"template {template}: {exc.diagnostics[0].message}") from None
+            return text, str(real), lambda: False
+
+    return RepositoryLoader()
+
+
 class _Templates:
     """Built-in templates render in a plain Environment (trusted, fast); a template the design
     repository supplies (same name, in its `templates:` directory) renders in the sandbox."""
@@ -48,7 +97,8 @@ class _Templates:
 
         options: dict[str, Any] = {"undefined": StrictUndefined, "keep_trailing_newline": True, "autoescape": False}
         self.builtin = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), **options)
-        self.user = SandboxedEnvironment(loader=FileSystemLoader(str(user_dir)), **options) if user_dir else None
+        self.user = SandboxedEnvironment(loader=_repository_loader(user_dir, repository_root(user_dir)),
+                                         **options) if user_dir else None
         self.user_dir = user_dir
         from validator.emit.render.bom import FILTERS
 
@@ -56,11 +106,12 @@ class _Templates:
             if env is not None:
                 env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
                 env.filters.update(FILTERS)
+                env.filters.update(ESCAPES)
         self._cache: dict[str, Any] = {}
 
     def _template(self, name: str) -> Any:
         if name not in self._cache:
-            own = self.user is not None and self.user_dir is not None and (self.user_dir / name).is_file()
+            own = self.user is not None and self.user_dir is not None and os.path.lexists(self.user_dir / name)
             env = self.user if own and self.user is not None else self.builtin
             self._cache[name] = env.get_template(name)
         return self._cache[name]
@@ -125,24 +176,22 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
 
 
 def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = None) -> list[str]:
-    """Write the configurations, BOM and cabling plan under `out_dir`; returns the files written.
+    """Write the configurations, BOM and cabling plan under `out_dir` as one set; returns the files written.
 
-    Each file is written atomically; files already in `out_dir` that clusterplan did not write are
-    left alone.
+    The set is staged beside `out_dir` and swapped in whole (emit/files.py OutputSet): a kill or a
+    template error leaves the previous set; files of a previous set that are no longer produced go;
+    files in `out_dir` that clusterplan did not write stay.
     """
     from validator.emit.progress import progress
 
     topology, derived = analysis.topology, analysis.derived
     assert topology is not None and derived is not None
-    written = []
     total = sum(f.switches for f in topology.fabrics.values())
-    for item in progress(render_configs(topology, user_templates), total, "configs"):
-        write_atomic(out_dir / item.path, item.text)
-        written.append(item.path)
-    plan = derived.cabling
-    bom = derived.bom
-    write_atomic(out_dir / "bom.json", tables.bom_json(bom))
-    write_atomic(out_dir / "bom.csv", tables.bom_csv(bom))
-    write_atomic_lines(out_dir / "cabling.csv", tables.cabling_csv_rows(plan))
-    written += ["bom.json", "bom.csv", "cabling.csv"]
-    return written
+    with OutputSet(out_dir) as out:
+        for item in progress(render_configs(topology, user_templates), total, "configs"):
+            out.write(item.path, item.text)
+        out.write("bom.json", tables.bom_json(derived.bom))
+        out.write("bom.csv", tables.bom_csv(derived.bom))
+        out.write_lines("cabling.csv", tables.cabling_csv_rows(derived.cabling))
+        out.commit()
+    return out.written

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.derive.bom import Bom
+from validator.emit.escape import csv_cell
 from validator.emit.tables import bom_summary, unit_power
 
 BUILTIN = {"text": "bom/bom.txt.j2", "md": "bom/bom.md.j2", "procurement": "bom/procurement.csv.j2",
@@ -28,7 +29,7 @@ def kw(x: float | None) -> str:
 
 def csv_field(value: Any) -> str:
     out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(["" if value is None else value])
+    csv.writer(out, lineterminator="").writerow([csv_cell(value)])
     return out.getvalue()
 
 

@@ -9,10 +9,10 @@ present on fabrics with lossless settings only.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from validator.base.resources import load_data
+from validator.emit.escape import to_json
 from validator.emit.render.device import Buffers, DeviceConfig, Qos
 
 MAP = "ROCE"
@@ -21,7 +21,7 @@ PLACEHOLDER = "SET-FROM-VENDOR"   # platform/HWSKU not published for this switch
 
 def sonic_json(tables: dict[str, Any]) -> dict[str, str]:
     """Each table as indented JSON text (sorted keys), for the template to lay out."""
-    return {name: json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False).replace("\n", "\n  ")
+    return {name: to_json(rows).replace("\n", "\n  ")
             for name, rows in tables.items()}
 
 

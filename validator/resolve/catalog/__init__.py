@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from validator.base.errors import DesignError, Diagnostic
-from validator.base.paths import repository_root
+from validator.base.paths import OutsideRepository, confine, repository_root
 from validator.read.loader import Loaded, load_yaml, read_text
 from validator.resolve.catalog.entries import (
     ENTRY_TYPES,
@@ -151,18 +151,17 @@ def load_catalog(design_file: Path, display: str, extra: list[str], where: Any) 
     problems: list[Diagnostic] = []
     for i, rel in enumerate(extra):
         line, col = where(i)
-        target = (design_file.parent / rel)
         try:
-            real = target.resolve(strict=True)
-        except (FileNotFoundError, RuntimeError, OSError):
-            problems.append(Diagnostic("CAT004", f"catalog file '{rel}' not found (or a symlink loop)", display,
-                                       line, col, ("catalogs", i), "paths are relative to the design file"))
-            continue
-        if not real.is_relative_to(root):
+            real = confine(design_file.parent / rel, root, "catalog file")
+        except OutsideRepository:
             problems.append(Diagnostic("CAT005", f"catalog file '{rel}' is outside the design repository",
                                        display, line, col, ("catalogs", i),
                                        "keep catalog files inside the design repository; symlinks out of "
                                        "it are not followed"))
+            continue
+        if not real.exists():
+            problems.append(Diagnostic("CAT004", f"catalog file '{rel}' not found (or a symlink loop)", display,
+                                       line, col, ("catalogs", i), "paths are relative to the design file"))
             continue
         shown = str(Path(display).parent / rel)
         try:

@@ -1,0 +1,143 @@
+"""Escaping for every syntax clusterplan writes, in one place, so that each writer makes one call.
+
+Design files, their catalogs and their file names come from people the repository owner may not trust
+(docs/security.md). Identifiers are already restricted by the schema (validator/read/model.py); what is
+left is free text (catalog names, descriptions, waiver reasons, file names, YAML keys quoted back in a
+message), and every output escapes it for its own syntax:
+
+- terminal and CI logs: no control or bidirectional-override character is ever printed raw; each is
+  shown as a visible escape (`\\x1b`, `\\u202e`), so no escape sequence, line break or workflow command
+  can come from a design (`visible`, `terminal_text`);
+- spreadsheets (CSV and XLSX): a cell that begins with `=`, `+`, `-`, `@`, tab or carriage return is
+  written as text, per the OWASP CSV-injection guidance (a leading `'` in CSV; a text cell with Excel's
+  quote prefix in XLSX), unless it is one of clusterplan's own formulas (`Formula`); control characters
+  are removed (`cell_text`);
+- JSON: never `Infinity` or `NaN` (a non-finite number is unknown: null), and the C1 controls, DEL and
+  bidirectional overrides that `json.dumps` leaves raw are written as `\\uXXXX` (`to_json`);
+- configuration lines (EOS, NVUE, OpenSM): free text is one line without control characters
+  (`one_line`), and a YAML value is a double-quoted scalar (`yaml_string`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import replace
+from typing import Any
+
+from validator.base.findings import Finding
+
+# C0 controls (tab, CR and LF included), DEL, C1 controls, zero-width and bidirectional formatting
+# characters (Trojan Source, CVE-2021-42574), line and paragraph separators, the byte-order mark.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+_EXCEPT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+MAX_CELL = 32767    # characters in one Excel cell
+
+
+class Formula(str):
+    """A spreadsheet formula clusterplan itself writes (`=SUM(D2:D9)`); the only strings a sheet keeps as
+    formulas. Never build one from design or catalog text."""
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """One line for a terminal or a log: every control and formatting character as a visible escape."""
+    return CONTROL.sub(lambda m: _escape_char(m.group()), text)
+
+
+def terminal_text(text: str) -> str:
+    """Multi-line text for a terminal: line breaks kept, every other control character made visible."""
+    return _EXCEPT_NEWLINE.sub(lambda m: _escape_char(m.group()), text)
+
+
+def one_line(text: str) -> str:
+    """Free text for a configuration line or comment: control characters become spaces, runs of spaces
+    one space, no leading or trailing space. A line break can never start a new configuration line."""
+    return " ".join(CONTROL.sub(" ", text).split())
+
+
+def yaml_string(text: str) -> str:
+    """A YAML double-quoted scalar holding `text` on one line (JSON string syntax is valid YAML)."""
+    return json.dumps(one_line(text), ensure_ascii=True)
+
+
+def formula_like(text: str) -> bool:
+    """Would a spreadsheet read this cell as a formula (OWASP CSV injection: = + - @ tab CR first,
+    also after leading spaces, which some importers trim)?"""
+    return text.startswith(FORMULA_START) or text.lstrip(" ").startswith(FORMULA_START)
+
+
+def cell_text(text: str) -> str:
+    """The text of one spreadsheet cell: control characters removed, at most one cell's length."""
+    return CONTROL.sub("", text)[:MAX_CELL]
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: numbers as they are; text without control characters, with a leading `'` when a
+    spreadsheet would otherwise evaluate it (OWASP). None is an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return _finite_or_empty(value)
+    text = cell_text(value)
+    return "'" + text if formula_like(text) else text
+
+
+def csv_row(values: Any) -> list[Any]:
+    return [csv_cell(v) for v in values]
+
+
+def _finite_or_empty(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return value
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (null: unknown), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def to_json(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False) -> str:
+    """JSON text that any strict parser reads: no Infinity or NaN, no raw control characters."""
+    try:     # the common case: nothing to replace, no copy of a large structure
+        text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=False)
+    except ValueError:
+        text = json.dumps(json_safe(data), indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
+                          allow_nan=False)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def printable_finding(finding: Finding) -> Finding:
+    """A finding whose texts hold no control character (a YAML key, a value or a file name quoted back
+    from a design may hold any): every report format, the terminal and the CI logs get it clean."""
+    return replace(finding, message=visible(finding.message), hint=visible(finding.hint),
+                   file=visible(finding.file), path=visible(finding.path),
+                   waiver_reason=visible(finding.waiver_reason))
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!|@~&#{}])")
+
+
+def markdown_text(text: str) -> str:
+    """Free text in a Markdown job summary or pull-request comment: one line, and every character that
+    Markdown or HTML would read as markup (links, images, tags, mentions, table pipes) escaped."""
+    return _MARKDOWN.sub(r"\\\1", one_line(text))
+
+
+def markdown_code(text: str) -> str:
+    """Text in a Markdown code span: one line, no backtick to close the span early."""
+    return one_line(text).replace("`", "'")
