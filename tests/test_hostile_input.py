@@ -4,6 +4,7 @@ sparse multi-gigabyte file are made at test time: git cannot hold them)."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -123,3 +124,12 @@ def test_anchors_and_merges_a_design_uses_read_as_written_out(tmp_path):
     assert load_yaml(anchored.read_text(), "a.yaml").data == {**load_yaml(plain.read_text(), "p.yaml").data,
                                                               "x-defaults": {"gpus": 1}}
     assert _only(anchored)[0][3] == "unknown key 'x-defaults' in <root>"   # and the schema still checks it
+
+
+def test_a_run_that_never_finishes_has_no_time_to_train():
+    """Restarts that read a checkpoint at 5e-324 GB/s never end: goodput is 0 (1 / (1 + inf)), and
+    time-to-train is unknown (null), never a division by zero or Infinity in the JSON."""
+    code, out, err = cli("estimate", str(FIXTURES / "hostile" / "denormal-bandwidth.yaml"), "--format", "json")
+    assert code == 0, err
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"JSON holds {c}"))
+    assert data["goodput"] == 0 and data["time_to_train_days"] is None

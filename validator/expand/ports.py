@@ -58,21 +58,40 @@ def ports_at(switch: Switch, speed: float) -> int:
 
 def layout(switch: Switch, down: int, up: int, down_speed: float, up_speed: float) -> PortLayout | None:
     """The port layout of `down` downlinks and `up` uplinks, or None when the cages cannot hold them."""
+    down_slots: list[PortSlot] = []
+    up_slots: list[PortSlot] = []
+    if not _place(switch, down, up, down_speed, up_speed, down_slots, up_slots):
+        return None
+    return PortLayout(switch, down, up, down_speed, up_speed, tuple(down_slots + up_slots))
+
+
+def fits(switch: Switch, down: int, up: int, down_speed: float, up_speed: float) -> bool:
+    """Whether the cages hold `down` downlinks and `up` uplinks (as `layout`, without building the slots:
+    the sizing asks this many times)."""
+    return _place(switch, down, up, down_speed, up_speed, None, None)
+
+
+def _place(switch: Switch, down: int, up: int, down_speed: float, up_speed: float,
+           down_slots: list[PortSlot] | None, up_slots: list[PortSlot] | None) -> bool:
+    """Fill the cages: uplinks first into cages only they can use, then downlinks, then the other
+    uplinks. The slots go into the lists when given. True when every link found a port."""
     groups = switch.port_groups
     free = [g.cages for g in groups]
     offsets = [sum(g.cages for g in groups[:i]) for i in range(len(groups))]
-    down_slots: list[PortSlot] = []
-    up_slots: list[PortSlot] = []
 
-    def take(count: int, speed: float, order: list[int], out: list[PortSlot]) -> int:
+    def take(count: int, speed: float, order: list[int], out: list[PortSlot] | None) -> int:
         for gi in order:
             ppc = per_cage(switch, gi, speed)
-            while count > 0 and ppc and free[gi] > 0:
-                cage = groups[gi].cages - free[gi]
-                free[gi] -= 1
-                for sub in range(min(ppc, count)):
-                    out.append(PortSlot(gi, cage, sub, ppc, groups[gi].form_factor, offsets[gi] + cage))
-                count -= min(ppc, count)
+            if not ppc:
+                continue
+            cages = min(free[gi], -(-count // ppc))
+            if out is not None:
+                for k in range(cages):
+                    cage = groups[gi].cages - free[gi] + k
+                    out += [PortSlot(gi, cage, sub, ppc, groups[gi].form_factor, offsets[gi] + cage)
+                            for sub in range(min(ppc, count - k * ppc))]
+            free[gi] -= cages
+            count = max(0, count - cages * ppc)
         return count
 
     indices = list(range(len(groups)))
@@ -81,13 +100,7 @@ def layout(switch: Switch, down: int, up: int, down_speed: float, up_speed: floa
     left_up = take(up, up_speed, only_up, up_slots)
     left_down = take(down, down_speed, rest, down_slots)
     left_up = take(left_up, up_speed, rest, up_slots)
-    if left_up or left_down:
-        return None
-    return PortLayout(switch, down, up, down_speed, up_speed, tuple(down_slots + up_slots))
-
-
-def fits(switch: Switch, down: int, up: int, down_speed: float, up_speed: float) -> bool:
-    return layout(switch, down, up, down_speed, up_speed) is not None
+    return not (left_up or left_down)
 
 
 def uplinks_for(down: int, down_speed: float, up_speed: float, taper: float) -> int:

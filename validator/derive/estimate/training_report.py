@@ -89,7 +89,10 @@ class TrainingReport:
     @property
     def days(self) -> float | None:
         ideal = self.ideal_days
-        return ideal / self.goodput.goodput if ideal is not None and self.goodput else None
+        # goodput 0 (checkpoints or restarts take all the time): the run never finishes, no figure to give
+        if ideal is None or self.goodput is None or self.goodput.goodput <= 0:
+            return None
+        return ideal / self.goodput.goodput
 
     @property
     def cost_usd(self) -> float | None:
