@@ -24,7 +24,8 @@ def test_catalog_ids_in_the_docs_name_catalog_entries():
     from validator.resolve.catalog import builtin_catalog
 
     catalog = builtin_catalog()
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "validator" / "data" / "fabric-shapes.md"]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             ROOT / "validator" / "data" / "fabric-shapes.md"]
     wrong = []
     for page in pages:
         for block in re.findall(r"```ya?ml\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
