@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,11 +68,11 @@ SKIPPED = {
 class Case:
     id: str
     source: str
-    metric: str           # out_tok_s_gpu | in_tok_s_gpu | req_s | tpot_ms
+    metric: str           # out_tok_s_gpu | in_tok_s_gpu | req_s | tpot_ms | ttft_ms
     published: float
     setup: ServingSetup
     workload: Workload
-    kind: str             # aggregated | prefill | decode | load
+    kind: str             # aggregated | prefill | decode | load (TPOT at a rate) | ttft (TTFT at a rate)
     batch: float | None = None        # decode: sequences per rank as published
     qps: float | None = None          # load: requests/s of the replica
     prefill_tokens: float | None = None
@@ -198,6 +199,9 @@ def case_of(row: dict[str, str]) -> Case | None:
     w = Workload(prompt, output or 1.0, kv_tokens_rank(s))
     if metric == "request_throughput":
         return Case(**base, metric="req_s", published=value, workload=w, kind="aggregated")
+    if metric.startswith("ttft_ms") and (rate := re.search(r"([0-9.]+) req/s", row["concurrency_or_batch"])):
+        # the request rate the source measured (closed loops: completions/s); the model's median TTFT at it
+        return Case(**base, metric="ttft_ms", published=value, workload=w, kind="ttft", qps=float(rate[1]))
     if metric.startswith("tpot_ms"):
         qps = float(row["concurrency_or_batch"].split()[1])
         return Case(**base, metric="tpot_ms", published=value, workload=w, kind="load", qps=qps)
@@ -224,9 +228,11 @@ def estimate(case: Case, setup: ServingSetup | None = None) -> float:
         if not w.output:   # decode rows that publish the KV length, not the output length
             w = dataclasses.replace(w, output=0.0)
         return decode_rate(s, w, case.batch).output_tokens_per_s / s.shape.gpus
-    if case.kind == "load":
+    if case.kind in ("load", "ttft"):
         lat = aggregated(s, w, case.qps or 0.0)
-        return math.inf if lat is None else lat.tpot_p50_s * 1e3
+        if lat is None:
+            return math.inf
+        return (lat.ttft_p50_s if case.kind == "ttft" else lat.tpot_p50_s) * 1e3
     point = max_load(s, w)
     return point.requests_per_s if case.metric == "req_s" else point.output_tokens_per_s / s.shape.gpus
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tests.serving_published import cases, error
 from validator.derive.estimate.fleet import Slo, capacity
 from validator.derive.estimate.kv import kv_capacity
-from validator.derive.estimate.operating import max_load
-from validator.derive.estimate.queueing import aggregated
+from validator.derive.estimate.operating import decode_rate, max_load, prefill_rate, static_batch
+from validator.derive.estimate.queueing import aggregated, decode_pool, prefill_pool
 from validator.read.model import Inference
 from validator.resolve.catalog import builtin_catalog
 
@@ -119,6 +119,104 @@ def test_capacity_never_rises_when_the_slo_tightens(case, tpot, tighter):
     loose = capacity(lat, 4, Slo(tpot_p99_s=tpot), ceiling)
     strict = capacity(lat, 4, Slo(tpot_p99_s=tpot * tighter), ceiling)
     assert strict <= loose * (1 + 1e-9)
+
+
+def _lat_at(case, lam):
+    return aggregated(case.setup, case.workload, lam)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(case=st.sampled_from(AGG), ttft=st.floats(0.02, 5.0), tighter=st.floats(0.3, 1.0), p50=st.booleans())
+def test_capacity_never_rises_when_the_ttft_slo_tightens(case, ttft, tighter, p50):
+    ceiling = max_load(case.setup, case.workload).requests_per_s
+    key = "ttft_p50_s" if p50 else "ttft_p99_s"
+    loose = capacity(lambda x: _lat_at(case, x), 4, Slo(**{key: ttft}), ceiling)
+    strict = capacity(lambda x: _lat_at(case, x), 4, Slo(**{key: ttft * tighter}), ceiling)
+    assert strict <= loose * (1 + 1e-9)
+
+
+PREFILL = [c for c in CASES.values() if c.kind == "prefill"]
+DECODE = [c for c in CASES.values() if c.kind == "decode"]
+
+
+def _prefill_ceiling(case) -> float:
+    return prefill_rate(case.setup, case.workload)[0] / case.workload.prompt
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(case=st.sampled_from(PREFILL), ttft=st.floats(0.05, 5.0), tighter=st.floats(0.3, 1.0))
+def test_prefill_pool_capacity_never_rises_when_the_ttft_slo_tightens(case, ttft, tighter):
+    def lat(x: float):
+        return prefill_pool(case.setup, case.workload, x)
+
+    ceiling = _prefill_ceiling(case)
+    assert capacity(lat, 2, Slo(ttft_p99_s=ttft * tighter), ceiling) <= capacity(lat, 2, Slo(ttft_p99_s=ttft),
+                                                                                  ceiling) * (1 + 1e-9)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(case=st.sampled_from(PREFILL), share=st.floats(0.01, 0.99))
+def test_prefill_pool_percentiles_are_ordered(case, share):
+    lam = _prefill_ceiling(case) * share
+    lat = prefill_pool(case.setup, case.workload, lam)
+    assert lat is not None and lat.ttft_p50_s <= lat.ttft_p99_s
+    lighter = prefill_pool(case.setup, case.workload, lam / 2)
+    assert lighter is not None and lighter.ttft_p99_s <= lat.ttft_p99_s * (1 + 1e-9)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(case=st.sampled_from(DECODE), share=st.floats(0.01, 0.99))
+def test_decode_pool_percentiles_are_ordered(case, share):
+    lam = decode_rate(case.setup, case.workload).requests_per_s * share
+    lat = decode_pool(case.setup, case.workload, lam)
+    if lat is None:      # beyond what the pool's KV and sequence cap hold at this output length
+        return
+    assert lat.tpot_p50_s <= lat.tpot_p99_s
+    lighter = decode_pool(case.setup, case.workload, lam / 2)
+    assert lighter is not None and lighter.tpot_p99_s <= lat.tpot_p99_s * (1 + 1e-9)
+
+
+# TTFT at load (issue 13 follow-up). Published points with their full setup (tests/reference/serving-runs.csv,
+# rows S-NIM-* and S-DSTK-*); all held out. The model misses every one of them by about -90 %: its TTFT at load
+# is 0.5 step + the prefill-token queue + `chunks` x the mean step, and at these loads the mean step carries a
+# fraction of one prompt, so a 3,200- or 5,000-token prompt's own prefill (~0.1-0.4 s) is never charged.
+# Recorded as expected failures (docs/estimator.md, Inference accuracy); strict, so a fix shows up here.
+TTFT_AT_LOAD = {
+    "S-NIM-H100-L70-TP2-5000-500-C5": "prompt's own prefill not charged at low load",
+    "S-NIM-H100-L70-TP2-5000-500-C25": "prompt's own prefill not charged at load",
+    "S-NIM-H100-L70-TP2-5000-500-C50": "prompt's own prefill not charged at load",
+    "S-DSTK-H200-DSR1-VLLM-TP8-3200-800-C4": "own prefill not charged; closed loop of fixed-length requests "
+                                             "arrives in waves; vLLM 0.7.4 DeepSeek prefill slower than the fit",
+    "S-DSTK-H200-DSR1-VLLM-TP8-3200-800-C16": "as C4, and the waves queue 16 prompts",
+}
+
+
+@pytest.mark.parametrize("row_id", [pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=why))
+                                    for r, why in sorted(TTFT_AT_LOAD.items())])
+def test_published_ttft_at_load(row_id):
+    case = CASES[row_id]
+    assert case.kind == "ttft" and case.split == "held-out"
+    err = error(case)
+    assert abs(err) <= 0.25, f"{row_id}: {err:+.3f}"
+
+
+def test_the_step_model_holds_the_same_prompt_at_concurrency_1():
+    # NIM Llama-3.3-70B FP8 TP2 on 2 H100, 5000-token prompt, concurrency 1: TTFT 406.77 ms (row
+    # S-NIM-H100-L70-TP2-5000-500-C1). One prefill step of the whole prompt is within 10 %: the misses above
+    # are in the queueing formula, not in the step time.
+    case = CASES["S-NIM-H100-L70-TP2-5000-500-C1"]
+    single, _ = static_batch(case.setup, case.workload, 1)
+    assert abs(single * 1e3 / 406.77 - 1) <= 0.10
+
+
+@pytest.mark.xfail(strict=True, reason="TTFT at load omits the prompt's own prefill step (see TTFT_AT_LOAD)")
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(case=st.sampled_from(AGG), share=st.floats(0.01, 0.9))
+def test_ttft_at_load_is_at_least_the_prompts_own_prefill(case, share):
+    lam = max_load(case.setup, case.workload).requests_per_s * share
+    lat = aggregated(case.setup, case.workload, lam)
+    single, _ = static_batch(case.setup, case.workload, 1)
+    assert lat is None or lat.ttft_p50_s >= single * (1 - 1e-9)
 
 
 DEEPSEEK = "designs/inference-deepseek-v3-pd-h100.yaml"

@@ -34,6 +34,9 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "output_tokens_per_s_per_gpu": ("output tokens/s per GPU (prefill included)", "", "value"),
     "total_tokens_per_s_per_gpu": ("input + output tokens/s per GPU", "", "value"),
     "replicas_needed": ("replicas needed at the SLOs", "", "count"),
+    "prefill_replicas_needed": ("prefill replicas needed at the SLOs", "", "count"),
+    "prefill_tokens_per_s_per_gpu": ("prefill input tokens/s per GPU", "", "value"),
+    "decode_tokens_per_s_per_gpu": ("decode output tokens/s per GPU", "", "value"),
     "cost_per_million_tokens": ("cost per million output tokens", "USD", "value"),
     "errors": ("errors", "", "count"), "warnings": ("warnings", "", "count"),
 }
@@ -116,6 +119,10 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
                     "cost_per_million_tokens": est["cost_per_million_tokens"],
                     "ttft_ms": est["ttft_ms"], "tpot_ms": est["tpot_ms"],
                     "max_concurrency": est["max_concurrency_per_replica"]})
+        # the prefill pool of a P/D design (absent for aggregated serving, so its diff has no n/a rows)
+        for key in ("prefill_replicas_needed", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu"):
+            if est.get(key) is not None:
+                out[key] = est[key]
     return out
 
 

@@ -10,7 +10,8 @@ from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
 HEADLINE = ("gpus", "switches", "it_kw", "capex", "mfu", "tokens_per_s", "output_tokens_per_s_per_gpu",
-            "replicas_needed", "cost_per_million_tokens", "ttft_ms", "tpot_ms", "max_concurrency")
+            "replicas_needed", "prefill_replicas_needed", "cost_per_million_tokens", "ttft_ms", "tpot_ms",
+            "max_concurrency")
 
 
 def _fmt(metric: str, value: float | None) -> str:
@@ -83,7 +84,8 @@ def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
         lines.append(f"{d.file} ({d.status})")
         for m in _metrics(d):
             change = _change(d, m)
-            if (change and change != "=") or d.status != "changed":
+            known = (d.value(d.base, m) is None) != (d.value(d.head, m) is None)    # e.g. latency now overloaded
+            if (change and change != "=") or known or d.status != "changed":
                 before, after = _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m))
                 lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}")
         if note := d.unpriced_note():
