@@ -8,8 +8,9 @@
 - TPOT: the step time at the mean occupancy (p50) and at its p99 (the number of running sequences of
   an M/G/inf system is Poisson: mean + z.sqrt(mean)); prefill bursts averaged over a request's steps.
 - TTFT: the wait for the running step, the prefill-token queue (M/D/1 on the budget the decodes leave,
-  exponential tail: w_p = (Wq/rho).ln(rho/(1-p))), the prompt's chunks, and the wait for a free
-  sequence slot when the cap binds (Erlang C over the slots).
+  exponential tail: w_p = (Wq/rho).ln(rho/(1-p))), the steps that carry the prompt's own chunks (each
+  with the running decodes and the chunk's own prefill tokens, never shorter than the mean step), and
+  the wait for a free sequence slot when the cap binds (Erlang C over the slots).
 """
 
 from __future__ import annotations
@@ -119,13 +120,20 @@ def aggregated(s: ServingSetup, w: Workload, lam: float) -> Latency | None:
     t99 = max(t, step_time(s, hi[0], dec_ctx, hi[1], pf_ctx).seconds)
     dec = lam_r * t * steps
     avail = budget - dec * q
-    chunks = math.ceil(fresh / avail) if fresh else 1
     rho = lam_r * t * fresh / avail
     service = fresh / avail * t
     wq = rho * service / (2 * (1 - rho)) if rho < 1 else math.inf
     tpot50, tpot99 = sh.pp * t / per_step, sh.pp * t99 / per_step
-    ttft50 = 0.5 * t + _tail(wq, rho, 0.5) + chunks * t
-    ttft99 = 0.99 * t99 + _tail(wq, rho, 0.99) + chunks * t99
+
+    def own(decoding: float, mean_step: float) -> float:
+        """The steps that carry this prompt's own prefill, in chunks of what the decodes leave of the
+        budget: each at least the mean step at this load, and as long as its own chunk makes it."""
+        full, rest = int(fresh // avail), fresh - (fresh // avail) * avail
+        chunks = [avail] * full + ([rest] if rest > 0 or not full else [])
+        return sum(max(mean_step, step_time(s, decoding, dec_ctx, c, pf_ctx).seconds) for c in chunks)
+
+    ttft50 = 0.5 * t + _tail(wq, rho, 0.5) + own(dec, t)
+    ttft99 = 0.99 * t99 + _tail(wq, rho, 0.99) + own(hi[0], t99)
     slot50, slot99 = _slot_wait(cap, lam_r, ttft50 + steps * tpot50 * per_step)
     return Latency(ttft50 + slot50, ttft99 + slot99, tpot50, tpot99, dec * sh.pp)
 
