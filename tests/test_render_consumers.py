@@ -24,6 +24,10 @@ EXAMPLES = [*sorted(DESIGNS.glob("*.yaml")), FIXTURES / "valid" / "small-trainin
             FIXTURES / "render" / "small-eos.yaml"]
 BASE = yaml.safe_load((FIXTURES / "render" / "small-eos.yaml").read_text())
 RELEASE = load_data("switch_os.yaml")["nvue_release"]["value"]
+# libyaml's scanner, parser and emitter with PyYAML's safe constructor and resolver: the same documents
+# as yaml.safe_load/safe_dump, about ten times faster on the 50 kB startup files
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _with_switch(switch: str, speed: int = 400) -> dict[str, Any]:
@@ -48,12 +52,12 @@ def _nvue_model() -> Any:
 def _check_nvue(text: str) -> dict[str, Any]:
     """Validate against the release's NVUE models and prove nothing was silently ignored: the
     models drop unknown keys, so the document must come back unchanged from a validate/dump round trip."""
-    header, body = yaml.safe_load(text)
+    header, body = yaml.load(text, Loader=_LOADER)
     assert header["header"]["version"] == f"Cumulus Linux {RELEASE}"
     doc = {**body["set"], "header": header["header"]}
     model = _nvue_model().model_validate(doc)
     assert model.model_dump(by_alias=True, exclude_unset=True, mode="json") == \
-        yaml.safe_load(yaml.safe_dump(doc)) | {}
+        yaml.load(yaml.dump(doc, Dumper=_DUMPER), Loader=_LOADER) | {}
     return dict(body["set"])
 
 
