@@ -75,9 +75,7 @@ def layout(switch: Switch, down: int, up: int, down_speed: float, up_speed: floa
                 count -= min(ppc, count)
         return count
 
-    indices = list(range(len(groups)))
-    only_up = [i for i in indices if per_cage(switch, i, up_speed) and not per_cage(switch, i, down_speed)]
-    rest = [i for i in indices if i not in only_up]
+    only_up, rest = _orders(switch, down_speed, up_speed)
     left_up = take(up, up_speed, only_up, up_slots)
     left_down = take(down, down_speed, rest, down_slots)
     left_up = take(left_up, up_speed, rest, up_slots)
@@ -86,8 +84,31 @@ def layout(switch: Switch, down: int, up: int, down_speed: float, up_speed: floa
     return PortLayout(switch, down, up, down_speed, up_speed, tuple(down_slots + up_slots))
 
 
+def _orders(switch: Switch, down_speed: float, up_speed: float) -> tuple[list[int], list[int]]:
+    """(groups only uplinks can use, the other groups): the order layout() fills cages in."""
+    indices = list(range(len(switch.port_groups)))
+    only_up = [i for i in indices if per_cage(switch, i, up_speed) and not per_cage(switch, i, down_speed)]
+    return only_up, [i for i in indices if i not in only_up]
+
+
+def _left(switch: Switch, count: int, speed: float, order: list[int], free: list[int]) -> int:
+    """The ports layout()'s `take` leaves unplaced, counted by whole cages instead of slot by slot."""
+    for gi in order:
+        ppc = per_cage(switch, gi, speed)
+        if count > 0 and ppc and free[gi] > 0:
+            cages = min(free[gi], -(-count // ppc))
+            free[gi] -= cages
+            count -= min(count, cages * ppc)
+    return count
+
+
 def fits(switch: Switch, down: int, up: int, down_speed: float, up_speed: float) -> bool:
-    return layout(switch, down, up, down_speed, up_speed) is not None
+    """Whether layout() finds a layout, without making its slots (the sizing searches call this often)."""
+    free = [g.cages for g in switch.port_groups]
+    only_up, rest = _orders(switch, down_speed, up_speed)
+    left_up = _left(switch, up, up_speed, only_up, free)
+    left_down = _left(switch, down, down_speed, rest, free)
+    return not (_left(switch, left_up, up_speed, rest, free) or left_down)
 
 
 def uplinks_for(down: int, down_speed: float, up_speed: float, taper: float) -> int:
