@@ -5,6 +5,12 @@
   (tests/test_lint.py checks that).
 - With CLUSTERPLAN_NO_SKIP=1 (set by .ci/run) a skipped test fails: CI installs every external
   validator the tests call, so a skip there means a check silently did not run.
+- The click command typer builds from `validator.commands.app` is built once per session, not on
+  every invocation: typer rebuilds it from the command functions' signatures each time (about 30 ms,
+  the larger half of an in-process `validate`), and the suite invokes the CLI in-process about a
+  thousand times (`tests.helpers.cli`, the fuzz harness through `main()`). The app is fixed at import
+  (no test registers a command), and a click command is reusable: every invocation makes its own
+  context, so the memo changes no result.
 """
 
 from __future__ import annotations
@@ -18,6 +24,25 @@ from hypothesis import settings
 
 settings.register_profile("clusterplan", derandomize=True, database=None, deadline=None)
 settings.load_profile("clusterplan")
+
+
+def _build_each_command_once() -> None:
+    import typer.main
+    import typer.testing
+
+    build = typer.main.get_command
+    built: dict[int, tuple[Any, Any]] = {}     # id(app) -> (app, its click command); the app kept alive
+
+    def get_command(app: Any) -> Any:
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))
+        return built[id(app)][1]
+
+    typer.main.get_command = get_command       # used by Typer.__call__, so by validator.commands.main()
+    typer.testing._get_command = get_command   # used by CliRunner.invoke, so by tests.helpers.cli()
+
+
+_build_each_command_once()
 
 
 @pytest.hookimpl(hookwrapper=True)

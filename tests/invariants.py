@@ -24,29 +24,37 @@ def check_port_truth(topology: Topology) -> dict[str, Counter[tuple[str, str]]]:
         if not fab.buildable:
             continue
         used: set[tuple[str, int, object]] = set()
-        per_switch: Counter[tuple[str, int]] = Counter()
-        pairs: Counter[tuple[str, int, str, int]] = Counter()
+        switch_ends: list[tuple[str, int]] = []             # one entry per link end on a switch
+        pair_links: list[tuple[str, int, str, int]] = []    # one entry per switch-to-switch link
         server_links = 0
+        tiers = {role: fab.tier(role) for role in {t.role for t in fab.tiers}}
+        slotted: set[tuple[str, object]] = set()     # (role, port) whose cage was looked up already
         for a_role, a_idx, a_port, z_role, z_idx, z_port, _speed in link_tuples(topology, name):
             a_key, z_key = (a_role, a_idx, a_port), (z_role, z_idx, z_port)
             assert a_key not in used, f"{name}: port used twice: {a_key}"
             assert z_key not in used, f"{name}: port used twice: {z_key}"
             used.add(a_key)
             used.add(z_key)
-            tier = fab.tier(z_role)
+            tier = tiers.get(z_role)
             assert tier is not None
             assert 1 <= z_port <= tier.down_ports, f"{name}: {z_role} {z_idx} port {z_port} > {tier.down_ports} down"
-            tier.layout.slot(z_port)           # the port exists in a cage of the switch
-            per_switch[(z_role, z_idx)] += 1
+            if (z_role, z_port) not in slotted:    # the port exists in a cage of the switch
+                tier.layout.slot(z_port)
+                slotted.add((z_role, z_port))
+            switch_ends.append((z_role, z_idx))
             if a_role in ("leaf", "spine", "core"):
-                lower = fab.tier(a_role)
+                lower = tiers.get(a_role)
                 assert lower is not None and isinstance(a_port, int)
                 assert lower.down_ports < a_port <= lower.down_ports + lower.up_ports
-                lower.layout.slot(a_port)
-                per_switch[(a_role, a_idx)] += 1
-                pairs[(a_role, a_idx, z_role, z_idx)] += 1
+                if (a_role, a_port) not in slotted:
+                    lower.layout.slot(a_port)
+                    slotted.add((a_role, a_port))
+                switch_ends.append((a_role, a_idx))
+                pair_links.append((a_role, a_idx, z_role, z_idx))
             elif a_role == "server":
                 server_links += 1
+        per_switch = Counter(switch_ends)
+        pairs = Counter(pair_links)
         for (role, idx), n in per_switch.items():
             tier = fab.tier(role)
             assert tier is not None
@@ -74,10 +82,9 @@ def check_pairs_match_links(topology: Topology) -> None:
 
     per_rack = topology.racks.servers_per_rack
     for name in topology.fabrics:
-        by_links: Counter[tuple[str, int, str, int]] = Counter()
-        for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(topology, name):
-            first = a_idx - a_idx % per_rack if a_role == "server" and name != "oob" else a_idx
-            by_links[(a_role, first, z_role, z_idx)] += 1
+        racked = name != "oob"       # server links counted by the first server of their rack
+        by_links = Counter((a_role, a_idx - a_idx % per_rack if racked and a_role == "server" else a_idx, z_role, z_idx)
+                           for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(topology, name))
         by_pairs: Counter[tuple[str, int, str, int]] = Counter()
         for a_role, a_idx, z_role, z_idx, n, _s in link_pairs(topology, name):
             by_pairs[(a_role, a_idx, z_role, z_idx)] += n

@@ -128,3 +128,26 @@ def test_uneven_spine_count_is_reported() -> None:
     assert [p.rule for p in fab.problems] == ["NET006"]
     assert "32 uplinks per leaf do not divide over 12 spines" in fab.problems[0].message
     check_port_truth(topo)   # uneven, but still no port twice and no spine over its ports
+
+
+def test_fits_answers_exactly_when_layout_finds_a_layout() -> None:
+    """fits() counts whole cages instead of making the layout's slots: on every catalog switch, at every
+    pair of its speeds, for port counts at and around its capacity, it says yes exactly when layout()
+    finds a layout."""
+    from validator.expand.ports import fits, layout, ports_at
+    from validator.resolve.catalog import builtin_catalog
+
+    answers: list[bool] = []
+    for switch in builtin_catalog().entries["switch"].values():
+        speeds = sorted({float(s) for g in switch.port_groups for s in g.ports_per_cage})
+        for down_speed in speeds:
+            for up_speed in speeds:
+                d, u = ports_at(switch, down_speed), ports_at(switch, up_speed)
+                for down in sorted({n for n in (0, d // 2, d - 1, d, d + 1) if n >= 0}):
+                    rest = d - down
+                    for up in sorted({n for n in (0, rest - 1, rest, rest + 1, u, u + 1) if n >= 0}):
+                        found = layout(switch, down, up, down_speed, up_speed) is not None
+                        assert fits(switch, down, up, down_speed, up_speed) == found, \
+                            (switch.id, down, up, down_speed, up_speed)
+                        answers.append(found)
+    assert answers.count(True) > 200 and answers.count(False) > 200, (answers.count(True), answers.count(False))

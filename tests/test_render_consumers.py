@@ -24,6 +24,9 @@ EXAMPLES = [*sorted(DESIGNS.glob("*.yaml")), FIXTURES / "valid" / "small-trainin
             FIXTURES / "render" / "small-eos.yaml"]
 BASE = yaml.safe_load((FIXTURES / "render" / "small-eos.yaml").read_text())
 RELEASE = load_data("switch_os.yaml")["nvue_release"]["value"]
+# libyaml's scanner and parser with PyYAML's safe constructor and resolver: the same documents as
+# yaml.safe_load, several times faster on the 50 kB startup files
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _with_switch(switch: str, speed: int = 400) -> dict[str, Any]:
@@ -48,12 +51,12 @@ def _nvue_model() -> Any:
 def _check_nvue(text: str) -> dict[str, Any]:
     """Validate against the release's NVUE models and prove nothing was silently ignored: the
     models drop unknown keys, so the document must come back unchanged from a validate/dump round trip."""
-    header, body = yaml.safe_load(text)
+    header, body = yaml.load(text, Loader=_LOADER)
     assert header["header"]["version"] == f"Cumulus Linux {RELEASE}"
     doc = {**body["set"], "header": header["header"]}
     model = _nvue_model().model_validate(doc)
-    assert model.model_dump(by_alias=True, exclude_unset=True, mode="json") == \
-        yaml.safe_load(yaml.safe_dump(doc)) | {}
+    # compared with the document as read (a YAML round trip of what safe_load read is the same document)
+    assert model.model_dump(by_alias=True, exclude_unset=True, mode="json") == doc
     return dict(body["set"])
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
-from validator.derive.estimate.kv import Shape, kv_bytes_per_token_per_gpu, layer_params
+from validator.derive.estimate.kv import Params, Shape, kv_bytes_per_token_per_gpu, layer_params
 from validator.derive.estimate.memory import precision_bytes
 from validator.resolve.catalog.entries import Gpu, LlmModel
 
@@ -64,36 +64,80 @@ def _roofline(flops: float, peak: float, nbytes: float, bandwidth: float) -> flo
     return max(flops / peak, nbytes / bandwidth)
 
 
-def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: float) -> Step:
-    """One step on one attention rank of one pipeline stage (seconds, with its parts)."""
+@dataclass(frozen=True)
+class _Fixed:
+    """The terms of a step's time that depend on the setup alone (the same for every step of it)."""
+
+    p: Params
+    q: int
+    stage: float
+    moe_l: float
+    bw: float
+    w_peak: float
+    a_peak: float
+    e_peak: float
+    wb: float
+    dense_params: float
+    dense_bytes: float
+    kv_gpu: float
+    attn_decode: float
+    attn_prefill: float
+    overhead: float
+
+
+# id(setup) -> (setup, its terms); the setup is kept alive, so its id is not reused while cached
+_FIXED: dict[int, tuple[ServingSetup, _Fixed]] = {}
+
+
+def _fixed(s: ServingSetup) -> _Fixed:
+    """A serving estimate computes thousands of steps of one setup (bisections over the load, each a
+    fixed point of the step time); their setup terms are computed once, with the same arithmetic."""
+    hit = _FIXED.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
     m, c, sh = s.model, s.constants, s.shape
     p = layer_params(m)
-    q = 1 + s.engine.spec_tokens
-    n = dec * q + pf                                   # tokens through the GEMMs on this rank
     stage = m.layers / sh.pp
     dense_l, moe_l = p.dense_layers / sh.pp, p.moe_layers / sh.pp
-    bw = s.gpu.memory_bandwidth_tbs * 1e12 * c.memory
-    w_peak = peak_flops(s.gpu, s.weight_precision) * c.gemm
-    a_peak = peak_flops(s.gpu, "fp8" if precision_bytes(s.kv_precision) <= 1 else "bf16") * c.attention
     wb = precision_bytes(s.weight_precision)
     dense_params = (stage * p.attention + dense_l * p.dense_mlp + moe_l * p.shared + p.head) / sh.tp
-    parts = {"dense": _roofline(2 * n * dense_params, w_peak, dense_params * wb, bw)}
+    fixed = _Fixed(
+        p=p, q=1 + s.engine.spec_tokens, stage=stage, moe_l=moe_l,
+        bw=s.gpu.memory_bandwidth_tbs * 1e12 * c.memory,
+        w_peak=peak_flops(s.gpu, s.weight_precision) * c.gemm,
+        a_peak=peak_flops(s.gpu, "fp8" if precision_bytes(s.kv_precision) <= 1 else "bf16") * c.attention,
+        e_peak=peak_flops(s.gpu, s.weight_precision) * c.expert_gemm,
+        wb=wb, dense_params=dense_params, dense_bytes=dense_params * wb,
+        kv_gpu=kv_bytes_per_token_per_gpu(m, s.kv_precision, sh.tp, sh.pp),
+        attn_decode=attention_flops(m, True), attn_prefill=attention_flops(m, False),
+        overhead=c.step_overhead_s + stage * c.layer_overhead_s)
+    if len(_FIXED) >= 256:
+        _FIXED.clear()
+    _FIXED[id(s)] = (s, fixed)
+    return fixed
+
+
+def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: float) -> Step:
+    """One step on one attention rank of one pipeline stage (seconds, with its parts)."""
+    m, sh, f = s.model, s.shape, _fixed(s)
+    p, q, stage, moe_l, bw, wb = f.p, f.q, f.stage, f.moe_l, f.bw, f.wb
+    n = dec * q + pf                                   # tokens through the GEMMs on this rank
+    parts = {"dense": _roofline(2 * n * f.dense_params, f.w_peak, f.dense_bytes, bw)}
     if m.moe is not None and moe_l:
         e, k = m.moe.experts, m.moe.top_k
         routed = n * sh.dp                               # tokens the whole replica routes this step
         touched = 1 - (1 - k / e) ** routed if routed else 0.0
         local = moe_l * e * p.expert / (sh.tp * sh.dp)   # expert parameters on this GPU
         flops = 2 * n * k * moe_l * p.expert / sh.tp
-        e_peak = peak_flops(s.gpu, s.weight_precision) * c.expert_gemm
-        parts["experts"] = _roofline(flops, e_peak, local * touched * wb, bw)
-    kv_gpu = kv_bytes_per_token_per_gpu(m, s.kv_precision, sh.tp, sh.pp)
-    parts["attention"] = _roofline(dec * q * dec_ctx * stage * attention_flops(m, True) / sh.tp, a_peak,
+        parts["experts"] = _roofline(flops, f.e_peak, local * touched * wb, bw)
+    kv_gpu = f.kv_gpu
+    parts["attention"] = _roofline(dec * q * dec_ctx * stage * f.attn_decode / sh.tp, f.a_peak,
                                    dec * dec_ctx * kv_gpu, bw) + \
-        _roofline(pf * pf_ctx * stage * attention_flops(m, False) / sh.tp, a_peak, pf * kv_gpu, bw)
+        _roofline(pf * pf_ctx * stage * f.attn_prefill / sh.tp, f.a_peak, pf * kv_gpu, bw)
     parts["tp"] = _tp_allreduce(s, n, stage)
     parts["ep"] = _expert_all_to_all(s, n, moe_l)
     parts["pp"] = _pipeline_send(s, n)
-    parts["overhead"] = c.step_overhead_s + stage * c.layer_overhead_s
+    parts["overhead"] = f.overhead
     return Step(sum(parts.values()), parts)
 
 
