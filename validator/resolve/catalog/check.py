@@ -14,6 +14,8 @@ from validator.resolve.prices import PriceTable
 
 CAGES = ("OSFP", "QSFP-DD", "QSFP112", "QSFP56", "QSFP28", "SFP28", "RJ45")
 PRICED_KINDS = ("gpu", "server", "nic", "switch", "transceiver", "cable", "facility")
+# BOM lines the design describes rather than the catalog (storage.nodes): a book may price them too
+DESIGN_PARTS = frozenset({"storage-node"})
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def catalog_gaps(catalog: Catalog, prices: PriceTable) -> list[Gap]:
             gaps += _cage(kind, entry)
             if len(entry.source.strip()) < 8:
                 gaps.append(Gap(kind, entry.id, "source", "no source"))
-    known = {i for kind in PRICED_KINDS for i in catalog.entries[kind]}
+    known = {i for kind in PRICED_KINDS for i in catalog.entries[kind]} | DESIGN_PARTS
     for loaded in (*prices.defaults, *prices.books):
         for part in sorted(set(loaded.book.prices) - known):
             gaps.append(Gap("price book", part, "source", f"{loaded.label} prices a part the catalog does not have"))
