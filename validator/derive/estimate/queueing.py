@@ -120,6 +120,8 @@ def aggregated(s: ServingSetup, w: Workload, lam: float) -> Latency | None:
     t99 = max(t, step_time(s, hi[0], dec_ctx, hi[1], pf_ctx).seconds)
     dec = lam_r * t * steps
     avail = budget - dec * q
+    if avail <= 0:          # the decodes fill the token budget: no prompt can start
+        return None
     rho = lam_r * t * fresh / avail
     service = fresh / avail * t
     wq = rho * service / (2 * (1 - rho)) if rho < 1 else math.inf
