@@ -5,10 +5,11 @@
   (tests/test_lint.py checks that).
 - With CLUSTERPLAN_NO_SKIP=1 (set by .ci/run) a skipped test fails: CI installs every external
   validator the tests call, so a skip there means a check silently did not run.
-- The click command typer builds from `validator.commands.app` is built once per session, not on
-  every invocation: typer rebuilds it from the command functions' signatures each time (about 30 ms,
-  the larger half of an in-process `validate`), and the suite invokes the CLI in-process about a
-  thousand times (`tests.helpers.cli`, the fuzz harness through `main()`). The app is fixed at import
+- The click command typer builds from `validator.commands.app` (or from the one-command app `main()`
+  runs, `_app_for`) is built once per session, not on every invocation: typer rebuilds it from the
+  command functions' signatures each time (about 30 ms for the whole app, the larger half of an
+  in-process `validate`), and the suite invokes the CLI in-process about a thousand times
+  (`tests.helpers.cli`, the fuzz harness through `main()`). The app is fixed at import
   (no test registers a command), and a click command is reusable: every invocation makes its own
   context, so the memo changes no result.
 """

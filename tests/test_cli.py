@@ -93,3 +93,20 @@ def test_validate_keeps_heavy_imports_out_of_start_up():
 
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+
+
+def test_one_command_app_reads_every_command_line_as_the_whole_app_does():
+    """`main` builds only the command a run names (validator.commands._app_for): its help and its usage
+    errors must be the whole app's, for every command and group."""
+    from typer.testing import CliRunner
+
+    from validator.commands import COMMANDS, GROUPS, _app_for, app
+
+    names = [c.__name__ for c in COMMANDS] + list(GROUPS)
+    assert len(names) == len(app.registered_commands) + len(app.registered_groups)
+    for name in names:
+        for argv in ([name, "--help"], [name, "--no-such-option"]):
+            one, whole = (CliRunner().invoke(a, argv, prog_name="clusterplan") for a in (_app_for(argv), app))
+            assert _app_for(argv) is not app
+            assert (one.exit_code, one.output) == (whole.exit_code, whole.output), argv
+    assert _app_for(["valdate"]) is app and _app_for(["--help"]) is app and _app_for([]) is app
