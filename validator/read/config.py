@@ -18,8 +18,6 @@ come first; the repository's apply where the design says nothing.
           support_pct_per_year: 12}           # a design's own figures win over these
 """
 
-from __future__ import annotations
-
 import difflib
 from collections.abc import Collection
 from dataclasses import dataclass, field

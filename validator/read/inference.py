@@ -1,7 +1,5 @@
 """The inference part of the design model: replicas, targets, the serving engine, disaggregation."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -6,8 +6,6 @@ Fields left out take their value from the catalog or from documented data files 
 never from a constant written here.
 """
 
-from __future__ import annotations
-
 from datetime import date
 from typing import Annotated, Literal
 

@@ -18,8 +18,6 @@ the answer: docs/planning.md.
       max_gpus: 512
 """
 
-from __future__ import annotations
-
 from pathlib import Path as FsPath
 from typing import Annotated, Literal
 

@@ -21,8 +21,6 @@ layers below it; the highest such book's discount is the one applied. A `price: 
 nothing: it records why a part has no public figure.
 """
 
-from __future__ import annotations
-
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,7 +72,7 @@ class PriceBook(BaseModel):
     prices: dict[PartId, Annotated[float, Field(ge=0)] | PriceEntry] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _rate(self) -> PriceBook:
+    def _rate(self) -> "PriceBook":
         if self.currency != "USD" and self.usd_per_unit is None:
             raise ValueError(f"a {self.currency} book needs `usd_per_unit`, the exchange rate it uses")
         return self

@@ -4,8 +4,6 @@ Unknown figures are `None`: a consumer that needs one says so and names the fiel
 design catalog override; it never guesses.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
