@@ -32,6 +32,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from validator.base.errors import DesignError, Diagnostic
 from validator.read.loader import load_yaml, read_text
+from validator.resolve.trusted import construct
 
 PRICEBOOK_VERSION = 1
 PRICES_DIR = Path(__file__).resolve().parent / "catalog" / "data" / "prices"
@@ -44,7 +45,7 @@ PartId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)
 
 
 class PriceEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     price: Annotated[float, Field(ge=0)] | None = Field(description="Unit price in the book's currency; null: no "
                                                          "figure (say why in `note`)")
     per_m: Annotated[float, Field(ge=0)] | None = Field(None, description="Cables: added per metre of the length "
@@ -58,7 +59,7 @@ class PriceEntry(BaseModel):
 class PriceBook(BaseModel):
     """A price book file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     pricebook: Literal[1] = Field(description="Format version")
     name: str = Field(min_length=1, max_length=200)
     currency: str = Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code of every price in the book")
@@ -167,8 +168,12 @@ class PriceTable:
 # ---------------------------------------------------------------- loading
 
 
-def parse_price_book(text: str, shown: str) -> PriceBook:
+def parse_price_book(text: str, shown: str, trusted: bool = False) -> PriceBook:
+    """A price book; `trusted`: one that ships with clusterplan, built without validation
+    (validator/resolve/trusted.py)."""
     loaded = load_yaml(text, shown)
+    if trusted:
+        return construct(PriceBook, loaded.data)
     try:
         return PriceBook.model_validate(loaded.data or {})
     except ValidationError as exc:
@@ -188,7 +193,7 @@ def builtin_books() -> tuple[LoadedBook, ...]:
     for name in BUILTIN_BOOKS:
         path = PRICES_DIR / f"{name}.yaml"
         shown = f"<builtin>/prices/{name}.yaml"
-        out.append(LoadedBook(f"built-in {name}", parse_price_book(read_text(path, shown), shown)))
+        out.append(LoadedBook(f"built-in {name}", parse_price_book(read_text(path, shown), shown, trusted=True)))
     return tuple(out)
 
 

@@ -24,6 +24,7 @@ from validator.resolve.catalog.entries import (
     Switch,
     Transceiver,
 )
+from validator.resolve.trusted import construct
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 BUILTIN_FILES = ("gpus", "servers", "nics", "switches", "transceivers", "cables", "facility", "models")
@@ -81,8 +82,9 @@ class Catalog:
         return out
 
 
-def parse_catalog_file(loaded: Loaded) -> Catalog:
-    """Validate one catalog file (`kind:` and `entries:`); raise DesignError with every problem."""
+def parse_catalog_file(loaded: Loaded, trusted: bool = False) -> Catalog:
+    """Validate one catalog file (`kind:` and `entries:`); raise DesignError with every problem.
+    `trusted`: a built-in file, its entries built without validation (validator/resolve/trusted.py)."""
     data = loaded.data
     problems: list[Diagnostic] = []
     catalog = Catalog()
@@ -103,7 +105,7 @@ def parse_catalog_file(loaded: Loaded) -> Catalog:
     model = ENTRY_TYPES[kind]
     for i, raw in enumerate(entries):
         try:
-            entry = model.model_validate(raw)
+            entry = construct(model, raw) if trusted else model.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors():
                 path = ("entries", i, *err["loc"])
@@ -133,7 +135,7 @@ def builtin_catalog() -> Catalog:
     for name in BUILTIN_FILES:
         path = DATA_DIR / f"{name}.yaml"
         loaded = load_yaml(read_text(path, f"<builtin>/{name}.yaml"), f"<builtin>/{name}.yaml")
-        catalog = catalog.merged(parse_catalog_file(loaded))
+        catalog = catalog.merged(parse_catalog_file(loaded, trusted=True))
     for (kind, entry_id) in list(catalog.origin):
         catalog.origin[(kind, entry_id)] = "built-in"
     return catalog
@@ -166,7 +168,7 @@ def load_catalog(design_file: Path, display: str, extra: list[str], where: Any) 
         shown = str(Path(display).parent / rel)
         try:
             loaded = load_yaml(read_text(real, shown), shown)
-            catalog = catalog.merged(parse_catalog_file(loaded))
+            catalog = catalog.merged(parse_catalog_file(loaded))     # a repository's file: validated
         except DesignError as exc:
             problems.extend(exc.diagnostics)
     if problems:

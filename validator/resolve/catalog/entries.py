@@ -1,7 +1,8 @@
 """The catalog entry types: what rules, estimator and BOM need of each part, plus its `source`.
 
 Unknown figures are `None`: a consumer that needs one says so and names the field to set in a
-design catalog override; it never guesses.
+design catalog override; it never guesses. The schemas are built when first needed (`defer_build`): the
+built-in entries are constructed without validation (validator/resolve/trusted.py).
 """
 
 from typing import Annotated, Literal
@@ -18,7 +19,7 @@ Top = Literal["finned", "flat"]
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     id: Id
     name: str
     source: Source
@@ -39,13 +40,13 @@ class Gpu(_Entry):
 
 
 class NicSlot(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     model: Id
     count: int = Field(ge=1)
 
 
 class ServerLinks(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     nic: Id
     count: int = Field(ge=1, description="Cables from one server to this network")
     speed_gbps: float = Field(gt=0)
@@ -54,7 +55,7 @@ class ServerLinks(BaseModel):
 
 
 class RackSystem(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     servers_per_rack: int = Field(ge=1)
     extra_rack_units: int = Field(ge=0)
     racks_per_domain: int = Field(1, ge=1, description="Racks one NVLink domain spans (2 for NVL36x2)")
@@ -101,7 +102,7 @@ class Nic(_Entry):
 
 
 class PortGroup(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     cages: int = Field(ge=1)
     form_factor: str = Field(description="The cage: OSFP, QSFP-DD, QSFP112, QSFP56, QSFP28, SFP28, RJ45")
     top: Top | None = Field(None, description="OSFP cages: the module top the cage takes (finned IHS in "
@@ -172,7 +173,7 @@ class Facility(_Entry):
 
 
 class Moe(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     experts: int = Field(ge=1)
     top_k: int = Field(ge=1)
     shared_experts: int = Field(ge=0)
@@ -182,7 +183,7 @@ class Moe(BaseModel):
 
 
 class Mla(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     kv_lora_rank: int = Field(ge=1)
     qk_rope_head_dim: int = Field(ge=1)
     qk_nope_head_dim: int = Field(ge=1)
