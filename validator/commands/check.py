@@ -71,7 +71,6 @@ def validate(
                                              "severity (GitHub shows 10 + 10 per step); 0 = all.")] = 10,
 ) -> None:
     """Check designs against the schema, the catalog and the engineering rules."""
-    from validator.emit.files import write_atomic
     from validator.emit.report import fails
     from validator.emit.text import use_colour
     from validator.pipeline import analyze, discover
@@ -88,8 +87,11 @@ def validate(
     run = run_config(config)
     analyses = [analyze(f, run=run) for f in files]
     failed = [a.file for a in analyses if fails(a, fail_on.value)]
-    for out_fmt, out_file in outputs:
-        write_atomic(out_file, _render_report(out_fmt, analyses, files, fail_on.value, skipped, failed, False))
+    if outputs:     # emit.files (and its hashlib and json) only when there is a file to write
+        from validator.emit.files import write_atomic
+
+        for out_fmt, out_file in outputs:
+            write_atomic(out_file, _render_report(out_fmt, analyses, files, fail_on.value, skipped, failed, False))
     sys.stdout.write(_render_report(fmt.value, analyses, files, fail_on.value, skipped, failed,
                                     use_colour(sys.stdout), annotations))
     raise typer.Exit(1 if failed else 0)
