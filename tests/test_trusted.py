@@ -1,6 +1,7 @@
-"""The built-in catalog and price books are built without validation at run time
-(validator/resolve/trusted.py): here every entry and every book is validated, and the objects built
-both ways must be the same, down to the type of every value."""
+"""The built-in catalog and price books are read from their pre-parsed form and built without
+validation at run time (validator/resolve/compiled.py, trusted.py): here every entry and every book is
+read from its YAML and validated, and the objects built both ways must be the same, down to the type
+of every value."""
 
 from typing import Annotated, Any
 
@@ -91,7 +92,24 @@ def test_only_the_builtin_loaders_skip_validation():
                     found.add((path.relative_to(ROOT).as_posix(), func.name, "trusted=True" if trusted else name))
     assert found == {
         ("validator/resolve/catalog/__init__.py", "builtin_catalog", "trusted=True"),
-        ("validator/resolve/prices.py", "builtin_books", "trusted=True"),
         ("validator/resolve/catalog/__init__.py", "parse_catalog_file", "construct"),
-        ("validator/resolve/prices.py", "parse_price_book", "construct"),
+        ("validator/resolve/prices.py", "builtin_books", "construct"),
     }
+
+
+def test_compiled_json_is_the_yaml_it_stands_for():
+    """validator/resolve/catalog/data/compiled.json is what the loader reads from every built-in YAML
+    file; rebuild it with `python -m validator.resolve.compiled` after editing the catalog."""
+    from validator.resolve.compiled import COMPILED, compiled_text
+
+    assert COMPILED.read_text(encoding="utf-8") == compiled_text(), \
+        "compiled.json is stale: run `python -m validator.resolve.compiled`"
+
+
+def test_a_yaml_file_that_no_longer_matches_compiled_json_is_read_from_the_yaml(monkeypatch):
+    from validator.resolve import compiled
+
+    stale = {"gpus.yaml": {"crc32": 0, "data": {"kind": "gpu", "entries": []}}}
+    monkeypatch.setattr(compiled, "_compiled", lambda: stale)
+    assert compiled.builtin_data("gpus.yaml") == _raw(DATA_DIR / "gpus.yaml")
+    assert compiled.builtin_data("gpus.yaml")["entries"]

@@ -32,6 +32,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from validator.base.errors import DesignError, Diagnostic
 from validator.read.loader import load_yaml, read_text
+from validator.resolve.compiled import builtin_data
 from validator.resolve.trusted import construct
 
 PRICEBOOK_VERSION = 1
@@ -168,12 +169,8 @@ class PriceTable:
 # ---------------------------------------------------------------- loading
 
 
-def parse_price_book(text: str, shown: str, trusted: bool = False) -> PriceBook:
-    """A price book; `trusted`: one that ships with clusterplan, built without validation
-    (validator/resolve/trusted.py)."""
+def parse_price_book(text: str, shown: str) -> PriceBook:
     loaded = load_yaml(text, shown)
-    if trusted:
-        return construct(PriceBook, loaded.data)
     try:
         return PriceBook.model_validate(loaded.data or {})
     except ValidationError as exc:
@@ -190,10 +187,8 @@ def parse_price_book(text: str, shown: str, trusted: bool = False) -> PriceBook:
 @functools.cache
 def builtin_books() -> tuple[LoadedBook, ...]:
     out = []
-    for name in BUILTIN_BOOKS:
-        path = PRICES_DIR / f"{name}.yaml"
-        shown = f"<builtin>/prices/{name}.yaml"
-        out.append(LoadedBook(f"built-in {name}", parse_price_book(read_text(path, shown), shown, trusted=True)))
+    for name in BUILTIN_BOOKS:    # trusted: built without validation (validator/resolve/trusted.py)
+        out.append(LoadedBook(f"built-in {name}", construct(PriceBook, builtin_data(f"prices/{name}.yaml"))))
     return tuple(out)
 
 

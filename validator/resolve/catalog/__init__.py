@@ -24,6 +24,7 @@ from validator.resolve.catalog.entries import (
     Switch,
     Transceiver,
 )
+from validator.resolve.compiled import builtin_data
 from validator.resolve.trusted import construct
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -133,8 +134,7 @@ def _field(loc: tuple[Any, ...]) -> str:
 def builtin_catalog() -> Catalog:
     catalog = Catalog()
     for name in BUILTIN_FILES:
-        path = DATA_DIR / f"{name}.yaml"
-        loaded = load_yaml(read_text(path, f"<builtin>/{name}.yaml"), f"<builtin>/{name}.yaml")
+        loaded = Loaded(f"<builtin>/{name}.yaml", builtin_data(f"{name}.yaml"), "")
         catalog = catalog.merged(parse_catalog_file(loaded, trusted=True))
     for (kind, entry_id) in list(catalog.origin):
         catalog.origin[(kind, entry_id)] = "built-in"
