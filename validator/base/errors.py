@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from validator.base.facts import fact
+
 Path = tuple[str | int, ...]
 
 
@@ -18,7 +20,7 @@ def format_path(path: Path) -> str:
     return out or "<root>"
 
 
-@dataclass(frozen=True)
+@fact
 class Diagnostic:
     """One problem found while reading a design (before the engineering rules run)."""
 

@@ -3,9 +3,10 @@ engineering rule violation are both findings, so every output format treats them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from validator.base.errors import Diagnostic
+from validator.base.facts import fact
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
@@ -34,7 +35,7 @@ READ_CODES: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@fact
 class Finding:
     rule: str
     slug: str

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 
 
-@dataclass(frozen=True)
+@fact
 class Limits:
     max_file_bytes: int
     max_yaml_nodes: int

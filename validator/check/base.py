@@ -11,17 +11,18 @@ from __future__ import annotations
 import inspect
 import textwrap
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from validator.base.errors import Path
+from validator.base.facts import fact
 
 if TYPE_CHECKING:
     from validator.check.context import Context
 
 
-@dataclass(frozen=True)
+@fact
 class Hit:
     """One violation found by a check: the evidence, and the key path of the value to change."""
 
@@ -35,7 +36,7 @@ class Hit:
 Check = Callable[["Context"], Iterator[Hit]]
 
 
-@dataclass(frozen=True)
+@fact
 class Rule:
     id: str
     slug: str

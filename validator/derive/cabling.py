@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from validator.base.facts import fact
 from validator.derive.links import Link, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser
 from validator.derive.pairs import LinkSummary, Usage, link_pairs
@@ -28,7 +29,7 @@ CABLING_COLUMNS = ("fabric", "a_site", "a_hall", "a_row", "a_rack", "a_ru", "a_d
 CABLING_WIDTHS = (9, 14, 6, 6, 10, 6, 30, 7, 14, 6, 6, 10, 6, 30, 7, 10, 10, 18, 18, 18, 9, 8)
 
 
-@dataclass(frozen=True)
+@fact
 class Run:
     link: Link
     a: Place

@@ -15,9 +15,10 @@ The inference estimate's cost per million tokens and the training cost per run r
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.expand.topology import Topology
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from validator.derive.bom import Bom
 
 
-@dataclass(frozen=True)
+@fact
 class TcoInputs:
     capex_usd: float | None      # None: the BOM has unpriced lines
     it_kw: float | None          # None: a part's power is unknown

@@ -15,11 +15,11 @@ these classes (schemas/racks.schema.json).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import ConfigDict, Field
 
+from validator.base.facts import fact
 from validator.derive.links import device_namer
 from validator.expand.racks import Rack, Unit
 
@@ -32,7 +32,7 @@ SlotKind = Literal["server", "switch", "storage", "appliance", "rack-system", "e
 CoolingKind = Literal["air", "rear-door", "liquid"]
 
 
-@dataclass(frozen=True)
+@fact
 class Slot:
     """What occupies a range of rack units (or, with height 0, sits inside another entry's units)."""
 
@@ -54,7 +54,7 @@ class Slot:
     beyond_rack: Annotated[bool, Field(description="Stands above the rack's height (rule FAC003)")]
 
 
-@dataclass(frozen=True)
+@fact
 class RackPowerView:
     __pydantic_config__ = _STRICT
     total_kw: Annotated[float | None, Field(description="Devices + their optics + cable ends; null when a "
@@ -68,7 +68,7 @@ class RackPowerView:
     unknown: Annotated[list[str], Field(description="Parts or appliances whose power is unknown")]
 
 
-@dataclass(frozen=True)
+@fact
 class CoolingView:
     __pydantic_config__ = _STRICT
     type: CoolingKind
@@ -79,7 +79,7 @@ class CoolingView:
                                                 "not place it, so they are not in the slots")]
 
 
-@dataclass(frozen=True)
+@fact
 class RackView:
     __pydantic_config__ = _STRICT
     name: Annotated[str, Field(description="Rack name as in the cabling plan")]
@@ -105,7 +105,7 @@ class RackView:
     cooling: CoolingView
 
 
-@dataclass(frozen=True)
+@fact
 class Elevations:
     """`clusterplan racks --format json`: every rack of a design, top down."""
 

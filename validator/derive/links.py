@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.expand.sizing import PlaneSize
 from validator.expand.topology import SWITCH_ROLES, FabricTopology, Topology
 
 LinkTuple = tuple[str, int, "int | str", str, int, int, float]
 
 
-@dataclass(frozen=True)
+@fact
 class Link:
     """One cable run with device names: A end (lower tier) to Z end."""
 

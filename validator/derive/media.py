@@ -16,9 +16,9 @@ A fabric's `media` setting can force a kind; the reach rule then checks it.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from functools import cache, cached_property
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.resolve.catalog import Catalog
 from validator.resolve.catalog.entries import Cable, Transceiver
@@ -42,7 +42,7 @@ def fits(form_factor: str | None, top: str | None, cage: Cage) -> bool:
     return top is None or cage_top is None or top == cage_top
 
 
-@dataclass(frozen=True)
+@fact
 class Media:
     cable: Cable | None
     length_m: float               # the length class bought (catalog length at or above the run)

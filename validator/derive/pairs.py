@@ -9,8 +9,8 @@ those of `validator.derive.links.link_tuples` (tests/test_port_truth.py checks i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.links import appliance_links, oob_links, server_slots
 from validator.expand.sizing import PlaneSize
 from validator.expand.topology import Topology
@@ -84,7 +84,7 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
                 yield "spine", sb + g, "core", cb + j * per_group + c, cshare[c], spine.up_speed_gbps
 
 
-@dataclass(frozen=True)
+@fact
 class Bundle:
     """`count` links of one kind: from devices of role `a` to the tier `z` above."""
 
@@ -95,7 +95,7 @@ class Bundle:
     speed_gbps: float
 
 
-@dataclass(frozen=True)
+@fact
 class Busiest:
     """The switch of a tier with the most ports in use, and how many it has."""
 
@@ -107,7 +107,7 @@ class Busiest:
     capacity: int       # logical ports the tier's layout reserves per switch
 
 
-@dataclass(frozen=True)
+@fact
 class LinkSummary:
     """What one pass over a fabric's links says: bundles (for describe), the busiest switch per tier."""
 

@@ -14,18 +14,17 @@ tray and back down; between halls it goes to the hall entrance (row 1, position 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from validator.base.facts import fact
 from validator.expand.topology import Topology
 
 
-@dataclass(frozen=True)
+@fact
 class Place:
     rack: int          # floor index
     ru: int            # lowest rack unit occupied (1-based)
 
 
-@dataclass(frozen=True)
+@fact
 class Spot:
     hall: int
     row: int

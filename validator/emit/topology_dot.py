@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.links import device_namer, link_tuples
 from validator.derive.placement import Layout
 from validator.expand.sizing import TierSize
@@ -43,7 +43,7 @@ def nvue_port(tier: TierSize, number: int) -> str:
     return f"swp{slot.first_cage + 1}" if slot.per_cage == 1 else f"swp{slot.first_cage + 1}s{slot.sub}"
 
 
-@dataclass(frozen=True)
+@fact
 class Node:
     name: str
     function: str          # server, leaf, spine, core, storage, an appliance name, rack-system

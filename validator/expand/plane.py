@@ -7,13 +7,14 @@ import math
 from dataclasses import dataclass, field
 
 from validator.base.errors import Path
+from validator.base.facts import fact
 from validator.expand.ports import PortLayout, layout, ports_at
 from validator.read.model import Tier
 from validator.resolve.catalog.entries import Switch
 from validator.resolve.resolved import ResolvedFabric
 
 
-@dataclass(frozen=True)
+@fact
 class Problem:
     rule: str        # NET001 ports, NET006 striping, NET007 declared value, TOP001 unbuildable
     path: Path
@@ -21,7 +22,7 @@ class Problem:
     fatal: bool      # the fabric cannot be built as declared: no link of it is made
 
 
-@dataclass(frozen=True)
+@fact
 class TierSize:
     role: str
     switch: Switch
@@ -43,7 +44,7 @@ class TierSize:
         return self.down_ports * self.down_speed_gbps / (self.up_ports * self.up_speed_gbps)
 
 
-@dataclass(frozen=True)
+@fact
 class PlaneSize:
     rails: int                # leaf rails of a plane: server ports on it (rail-optimized), 2 (dual-ToR) or 1
     ports_per_rail: int       # links one server brings to one rail

@@ -13,12 +13,12 @@ a cage. Logical port n (1-based) is downlink n for n <= down, uplink n - down af
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.resolve.catalog.entries import Switch
 
 
-@dataclass(frozen=True)
+@fact
 class PortSlot:
     group: int          # index of the port group
     cage: int           # 0-based cage within the group
@@ -28,7 +28,7 @@ class PortSlot:
     first_cage: int     # 0-based cage number counted over all groups (front-panel order)
 
 
-@dataclass(frozen=True)
+@fact
 class PortLayout:
     """The ports of one switch model as a tier uses them (same for every switch of the tier)."""
 

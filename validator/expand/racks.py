@@ -28,13 +28,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from validator.base.facts import fact
 from validator.expand.fabric import FabricTopology
 from validator.expand.port_power import PortPower
 from validator.expand.sizing import TierSize, placement
 from validator.resolve.resolved import Resolved
 
 
-@dataclass(frozen=True)
+@fact
 class Unit:
     """One device (or block of devices) in a rack."""
 
@@ -68,7 +69,7 @@ class Rack:
         return unit
 
 
-@dataclass(frozen=True)
+@fact
 class OobUnit:
     """A set of racks served by the same out-of-band leaves: its endpoints and its leaves."""
 
@@ -79,7 +80,7 @@ class OobUnit:
     rack_objs: tuple[Rack, ...] = ()
 
 
-@dataclass(frozen=True)
+@fact
 class OobSizer:
     """What the rack plan needs to lay out the out-of-band network."""
 

@@ -24,8 +24,8 @@ arithmetic. Fatal problems mean the fabric cannot be built as declared and no li
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.expand.plane import (
     FabricSize,
     PlaneSize,
@@ -164,7 +164,7 @@ def _checked_planes(fab: ResolvedFabric) -> tuple[int, int, int]:
     return planes, rails, ppr
 
 
-@dataclass(frozen=True)
+@fact
 class _Leaves:
     """What the leaf tier decides: the tier, the scalable unit and how many leaves (built and planned)."""
 
@@ -178,7 +178,7 @@ class _Leaves:
     planned_leaves: int
 
 
-@dataclass(frozen=True)
+@fact
 class _LeafPorts:
     down: int
     up: int

@@ -4,8 +4,8 @@ own spines joined by core groups (three tiers). See validator/expand/sizing.py f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.expand.plane import (
     Problem,
     TierSize,
@@ -78,7 +78,7 @@ def leaves_per_pod(fab: ResolvedFabric, leaf: TierSize, spine: Switch, speed: fl
     return max(rails, down // rails * rails)
 
 
-@dataclass(frozen=True)
+@fact
 class PodSpines:
     per_pod: int              # spines of one pod
     down: int                 # downlinks per spine

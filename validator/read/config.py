@@ -20,7 +20,7 @@ come first; the repository's apply where the design says nothing.
 
 import difflib
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -28,6 +28,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from validator.base.errors import DesignError, Diagnostic, format_path
+from validator.base.facts import fact
 from validator.base.paths import confine, display_name, repository_root
 from validator.read.loader import Loaded, load_yaml, read_text
 from validator.read.model import Waiver
@@ -70,7 +71,7 @@ class RepoConfig(BaseModel):
     tco: RepoTco = Field(default_factory=RepoTco)
 
 
-@dataclass(frozen=True)
+@fact
 class RunConfig:
     """What one run of clusterplan takes from its command line and `.clusterplan.yaml`. Every command
     builds one and passes it down, so `validate`, `diff`, the workbook and the report cannot disagree

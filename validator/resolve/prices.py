@@ -23,7 +23,7 @@ nothing: it records why a part has no public figure.
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from validator.base.errors import DesignError, Diagnostic
+from validator.base.facts import fact
 from validator.read.loader import load_yaml, read_text
 from validator.resolve.compiled import builtin_data
 from validator.resolve.trusted import construct
@@ -90,13 +91,13 @@ class PriceBook(BaseModel):
         return 1.0 if self.currency == "USD" else float(self.usd_per_unit or 0.0)
 
 
-@dataclass(frozen=True)
+@fact
 class LoadedBook:
     label: str          # "built-in street" or the path as shown
     book: PriceBook
 
 
-@dataclass(frozen=True)
+@fact
 class Quote:
     """The price of one part: per unit (and per metre for cables), in USD after the discount."""
 
@@ -114,7 +115,7 @@ class Quote:
         return round(gross * (1 - self.discount_pct / 100), 2)
 
 
-@dataclass(frozen=True)
+@fact
 class PriceTable:
     """The price layers of one run. `defaults` are the built-in books; `books` the repository's and the
     command line's, lowest precedence first."""
@@ -197,7 +198,7 @@ def _book_at(real: str, shown: str, mtime_ns: int, size: int) -> PriceBook:
     return parse_price_book(read_text(Path(real), shown), shown)
 
 
-@dataclass(frozen=True)
+@fact
 class BookRef:
     """A price book named by a repository or on the command line, and where it was named."""
 
@@ -238,7 +239,7 @@ def price_table(refs: Sequence[BookRef] = ()) -> PriceTable:
     return PriceTable(builtin_books(), load_books(refs) if refs else ())
 
 
-@dataclass(frozen=True)
+@fact
 class Costing:
     """What pricing and the TCO take from outside the design: the price layers and the repository's
     TCO settings (.clusterplan.yaml `tco:`)."""

@@ -6,10 +6,11 @@ Unresolved references are reported all at once, with line numbers and did-you-me
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from validator.base.errors import DesignError, Diagnostic, Path, format_path
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.read.inference import Inference
 from validator.read.loader import Loaded
@@ -22,14 +23,14 @@ FABRIC_ROLES = ("compute", "storage", "inband", "oob")
 TIER_ROLES = ("leaf", "spine", "core")
 
 
-@dataclass(frozen=True)
+@fact
 class ResolvedTier:
     role: str
     switch: Switch
     path: Path
 
 
-@dataclass(frozen=True)
+@fact
 class ResolvedFabric:
     name: str
     spec: Fabric
@@ -47,7 +48,7 @@ class ResolvedFabric:
             self.ports_per_nic_port == 1
 
 
-@dataclass(frozen=True)
+@fact
 class Resolved:
     design: Design
     loaded: Loaded

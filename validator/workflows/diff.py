@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.base.errors import ToolError
+from validator.base.facts import fact
 from validator.base.paths import display_name
 from validator.check.result import Analysis
 from validator.pipeline import analyze
@@ -271,7 +272,7 @@ _GATE = re.compile(r"^\s*(?P<metric>[a-z_.]+)\s*(?P<op><=|>=|<|>)\s*(?P<sign>[+-
                    r"(?P<unit>%|pt)?\s*$")
 
 
-@dataclass(frozen=True)
+@fact
 class Gate:
     text: str
     metric: str

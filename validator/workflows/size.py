@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.base.errors import DesignError
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.check.context import Context
 from validator.check.registry import rule_by_id
@@ -53,7 +54,7 @@ SLO_RULES = ("INF003", "INF007", "INF008")
 FABRIC_RULES = ("NET001",)
 
 
-@dataclass(frozen=True)
+@fact
 class Rejection:
     code: str        # a rule id, or the constraint: max_gpus, deadline, budget_usd, site_power_kw
     message: str

@@ -15,13 +15,13 @@ and the estimator do (validator/workflows/size.py).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
 from validator.base.errors import ToolError
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.read.model import API_VERSION
 from validator.read.sizing import SizingRequest
@@ -29,7 +29,7 @@ from validator.resolve.catalog import Catalog
 from validator.resolve.catalog.entries import LlmModel, Server
 
 
-@dataclass(frozen=True, order=True)
+@fact(order=True)
 class Point:
     """One candidate: where it runs and how the work is split. `dp` is training's data-parallel degree."""
 

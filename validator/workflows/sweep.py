@@ -29,6 +29,7 @@ import yaml
 from pydantic import BaseModel
 
 from validator.base.errors import DesignError, ToolError, format_path
+from validator.base.facts import fact
 from validator.base.paths import display_name
 from validator.base.resources import load_data
 from validator.check.result import Analysis
@@ -43,7 +44,7 @@ _INDEX = re.compile(r"\[([0-9]+)\]")
 MAX_SETTINGS = 16
 
 
-@dataclass(frozen=True)
+@fact
 class Setting:
     """One `--set PATH=V1,V2,...`: the path as written, as keys, and its values."""
 
@@ -186,7 +187,7 @@ def grid(settings: list[Setting], zipped: bool) -> list[tuple[Any, ...]]:
     return list(zip(*values, strict=True)) if zipped else list(itertools.product(*values))
 
 
-@dataclass(frozen=True)
+@fact
 class Task:
     """One point, as a worker process receives it."""
 

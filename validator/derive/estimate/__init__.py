@@ -4,9 +4,9 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from validator.base.facts import fact
 from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
 from validator.derive.estimate.training_report import TrainingReport, training_report
 from validator.expand.topology import Topology
@@ -63,7 +63,7 @@ def gpu_hour_usd(topology: Topology, bom: BomSource | None = None) -> float | No
     return cost.gpu_hour_usd(topology, bom() if bom is not None else build_bom(topology))
 
 
-@dataclass(frozen=True)
+@fact
 class Estimate:
     """The estimate of one design: rules read the typed report (`training` or `inference`), outputs its
     `as_dict()` (schemas/estimate.schema.json)."""

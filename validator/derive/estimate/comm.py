@@ -10,15 +10,15 @@ Megatron-LM's rank order (TP, CP, EP, DP, PP, innermost first) decides how far e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.estimate.constants import TrainingConstants
 from validator.derive.estimate.flops import dense_mlp_share
 from validator.derive.estimate.memory import precision_bytes
 from validator.derive.estimate.setup import TrainingSetup
 
 
-@dataclass(frozen=True)
+@fact
 class Link:
     bandwidth: float      # bytes/s per GPU, one direction
     latency: float        # seconds per collective step
@@ -59,7 +59,7 @@ def activation_bytes(s: TrainingSetup) -> float:
     return precision_bytes("bf16") if s.precision in ("fp8", "fp4", "int8", "int4") else precision_bytes(s.precision)
 
 
-@dataclass(frozen=True)
+@fact
 class LayerComm:
     """Seconds of model-parallel communication of one layer, one micro-batch (before overlap)."""
 

@@ -10,8 +10,7 @@ again on its share of the layers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from validator.base.facts import fact
 from validator.derive.estimate.constants import TrainingConstants
 from validator.derive.estimate.flops import (
     attention_flops_per_token,
@@ -38,7 +37,7 @@ def gemm_efficiency(c: TrainingConstants, gflop: float) -> float:
     return c.gemm_max * gflop / (gflop + c.gemm_half_gflop) if gflop > 0 else 0.0
 
 
-@dataclass(frozen=True)
+@fact
 class LayerCompute:
     """Seconds for one transformer layer, one micro-batch, one GPU."""
 

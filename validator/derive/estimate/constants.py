@@ -9,10 +9,10 @@ is then marked uncalibrated and carries a wider uncertainty. Inference: one set 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 
 # the fitted training constants: per GPU and precision (how fast its kernels run), and shared by every
@@ -22,7 +22,7 @@ SHARED = ("tp_exposed", "tp_overlap_exposed", "pp_exposed", "ep_exposed", "comm_
           "tier_efficiency", "straggler_cv")
 
 
-@dataclass(frozen=True)
+@fact
 class TrainingConstants:
     gemm_max: float               # share of dense peak the largest GEMMs reach
     gemm_half_gflop: float        # GFLOPs of one layer's matmuls (one GPU, one micro-batch) at half of gemm_max

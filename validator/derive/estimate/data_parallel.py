@@ -21,8 +21,7 @@ fit in its window is exposed; what fits still slows compute by `comm_contention`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from validator.base.facts import fact
 from validator.derive.estimate.comm import latency_steps, link
 from validator.derive.estimate.constants import TrainingConstants
 from validator.derive.estimate.memory import expert_params
@@ -31,7 +30,7 @@ from validator.derive.estimate.setup import TrainingSetup
 PARAM_BYTES = 2.0
 
 
-@dataclass(frozen=True)
+@fact
 class DpTraffic:
     """Bytes one GPU moves in data-parallel collectives per step, by kind (the ring volume it sends)."""
 
@@ -44,7 +43,7 @@ class DpTraffic:
         return self.gather + self.reduce + self.replicate
 
 
-@dataclass(frozen=True)
+@fact
 class DpCost:
     traffic: DpTraffic
     time: float              # seconds of DP collectives per step, nothing overlapped

@@ -4,16 +4,16 @@ network a replica's GPUs talk over (NVLink inside the domain, the RDMA compute f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.read.inference import Engine
 from validator.resolve.catalog.entries import Gpu
 
 
-@dataclass(frozen=True)
+@fact
 class EngineSettings:
     name: str
     max_num_seqs: int | None          # per attention rank; None: only the KV pool caps it
@@ -52,7 +52,7 @@ def engine_settings(engine: Engine, gpu: Gpu) -> EngineSettings:
         spec_tokens=spec.tokens if spec else 0, spec_acceptance=spec.acceptance if spec else 0.0)
 
 
-@dataclass(frozen=True)
+@fact
 class ServingConstants:
     gemm: float
     expert_gemm: float
@@ -86,7 +86,7 @@ def serving_constants(gpu_id: str) -> ServingConstants:
         fabric_efficiency=float(comm["fabric_efficiency"]["value"]), family=family, source=str(s["source"]))
 
 
-@dataclass(frozen=True)
+@fact
 class Network:
     """What one GPU of a replica talks over: NVLink inside its domain, RDMA beyond it."""
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.estimate.queueing import Latency
 
 LatencyAt = Callable[[float], Latency | None]     # latency of one replica at a load in requests/s
 MAX_REPLICAS = 1_000_000
 
 
-@dataclass(frozen=True)
+@fact
 class Slo:
     ttft_p50_s: float | None = None
     ttft_p99_s: float | None = None

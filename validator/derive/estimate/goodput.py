@@ -14,12 +14,12 @@ Young's optimum tau = sqrt(2 delta / lambda). Time-to-train = ideal time / goodp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 
 
-@dataclass(frozen=True)
+@fact
 class GoodputInputs:
     gpus: int
     interruptions_per_gpu_hour: float
@@ -31,7 +31,7 @@ class GoodputInputs:
     async_save: bool = False
 
 
-@dataclass(frozen=True)
+@fact
 class Goodput:
     goodput: float                 # useful training time / wall-clock time
     interruptions_per_day: float

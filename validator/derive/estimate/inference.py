@@ -8,6 +8,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.derive.estimate.engine import engine_settings, serving_constants
 from validator.derive.estimate.fleet import Slo, capacity, replicas_for
@@ -20,7 +21,7 @@ from validator.expand.topology import Topology
 from validator.read.inference import Replica
 
 
-@dataclass(frozen=True)
+@fact
 class Pool:
     """One pool of identical replicas (the whole fleet when aggregated)."""
 
@@ -123,7 +124,7 @@ def transfer_of(topology: Topology) -> KvTransfer | None:
                        shape_of(d.decode.replica), net, serving_constants(r.gpu.id), d.kv_transfer)
 
 
-@dataclass(frozen=True)
+@fact
 class Sizing:
     latency: Latency | None          # at the target (or a light) load on the planned fleet
     needed: int | None

@@ -6,8 +6,8 @@ experts sharded over every GPU of a pipeline stage (tp x dp_attention = ep x moe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.estimate.memory import block_size, precision_bytes
 from validator.read.inference import Inference, Replica
 from validator.resolve.catalog.entries import LlmModel
@@ -15,7 +15,7 @@ from validator.resolve.catalog.entries import LlmModel
 GB = 1e9
 
 
-@dataclass(frozen=True)
+@fact
 class Shape:
     """The parallel layout of one replica: gpus = tp x pp x dp (attention ranks); experts over ep."""
 
@@ -36,7 +36,7 @@ def shape_of(rep: Replica) -> Shape:
     return Shape(rep.gpus, rep.tp, rep.pp, rep.ep, dp)
 
 
-@dataclass(frozen=True)
+@fact
 class Params:
     """Parameters of one transformer layer of each kind, and the LM head."""
 
@@ -100,7 +100,7 @@ def kv_bytes_per_token_per_gpu(model: LlmModel, kv_precision: str, tp: int, pp: 
     return layers * per_layer * precision_bytes(kv_precision)
 
 
-@dataclass(frozen=True)
+@fact
 class KvCapacity:
     hbm_gb: float
     usable_gb: float          # HBM x utilization

@@ -4,8 +4,7 @@ taper of the fabric's tiers), and the one KV-transfer function that the estimate
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from validator.base.facts import fact
 from validator.derive.estimate.engine import Network, ServingConstants
 from validator.derive.estimate.kv import Shape, kv_bytes_per_token
 from validator.expand.topology import Topology
@@ -26,7 +25,7 @@ def network_of(topology: Topology, fabric: str = "compute") -> Network:
                    speed, links / gpus, rdma)
 
 
-@dataclass(frozen=True)
+@fact
 class KvTransfer:
     bytes: float           # one request's prompt KV cache, all layers
     gbps: float            # bandwidth that carries it (the NICs of one attention rank, both ends)

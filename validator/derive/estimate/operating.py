@@ -14,12 +14,12 @@ decode steps of the running batch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.estimate.step import ServingSetup, Step, step_time
 
 
-@dataclass(frozen=True)
+@fact
 class Workload:
     prompt: float            # I, mean prompt tokens
     output: float            # O, mean output tokens (the first comes out of prefill)
@@ -29,7 +29,7 @@ class Workload:
         return max(self.output - 1, 0.0) / per_step
 
 
-@dataclass(frozen=True)
+@fact
 class Point:
     """One operating point of one replica."""
 

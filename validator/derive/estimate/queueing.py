@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.derive.estimate.operating import Workload, contexts, fresh_prompt, prefill_rate, seq_cap
 from validator.derive.estimate.step import ServingSetup, step_time
@@ -30,7 +30,7 @@ def z99() -> float:
     return float(load_data("serving.yaml")["slo_percentile_z"]["value"])
 
 
-@dataclass(frozen=True)
+@fact
 class Latency:
     ttft_p50_s: float
     ttft_p99_s: float
@@ -53,6 +53,8 @@ def erlang_c(c: int, a: float) -> float:
     b = 1.0
     for k in range(1, c + 1):
         b = a * b / (k + a * b)
+        if b == 0.0:        # underflowed: it stays 0 to k = c, and so does the answer
+            return 0.0
     return c * b / (c - a * (1 - b))
 
 

@@ -5,12 +5,13 @@ layout) and the path its collectives take through the fabric. Built from a desig
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from validator.base.facts import fact
 from validator.resolve.catalog.entries import Gpu, LlmModel
 
 
-@dataclass(frozen=True)
+@fact
 class FabricTier:
     """One switch tier as a collective sees it."""
 
@@ -18,7 +19,7 @@ class FabricTier:
     ratio: float          # downlink / uplink bandwidth of the tier's switches (0 at the top tier)
 
 
-@dataclass(frozen=True)
+@fact
 class FabricPath:
     """The scale-out fabric between NVLink domains: NIC bandwidth per GPU and the switch tiers a group of
     GPUs has to climb. A group that fits in one NVLink domain never touches it."""
@@ -54,7 +55,7 @@ def reference_fabric(gbps_per_gpu: float, nvlink_domain: int = 8, gpus_per_serve
                       nvlink_domain)
 
 
-@dataclass(frozen=True)
+@fact
 class Sharding:
     """How the data-parallel ranks share the training state.
 
@@ -68,7 +69,7 @@ class Sharding:
     grad_bytes: float = 2.0          # bytes per gradient element on the wire
 
 
-@dataclass(frozen=True)
+@fact
 class TrainingSetup:
     """Everything the estimator reads, from a design's topology or from a published run."""
 

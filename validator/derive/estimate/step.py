@@ -12,9 +12,10 @@ and the RDMA fabric beyond), the pipeline send, and fixed costs per step and per
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from validator.base.facts import fact
 from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
 from validator.derive.estimate.kv import Params, Shape, kv_bytes_per_token_per_gpu, layer_params
 from validator.derive.estimate.memory import precision_bytes
@@ -23,7 +24,7 @@ from validator.resolve.catalog.entries import Gpu, LlmModel
 ACT_BYTES = 2.0       # activations move in 16 bit
 
 
-@dataclass(frozen=True)
+@fact
 class ServingSetup:
     model: LlmModel
     gpu: Gpu
@@ -35,7 +36,7 @@ class ServingSetup:
     constants: ServingConstants
 
 
-@dataclass(frozen=True)
+@fact
 class Step:
     seconds: float
     parts: dict[str, float] = field(default_factory=dict)
@@ -64,7 +65,7 @@ def _roofline(flops: float, peak: float, nbytes: float, bandwidth: float) -> flo
     return max(flops / peak, nbytes / bandwidth)
 
 
-@dataclass(frozen=True)
+@fact
 class _Fixed:
     """The terms of a step's time that depend on the setup alone (the same for every step of it)."""
 

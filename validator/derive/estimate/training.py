@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from validator.base.facts import fact
 from validator.derive.estimate.comm import cp_time, ep_time, pp_time, tp_time
 from validator.derive.estimate.compute import head_compute, layer_compute, optimizer_time, peak_flops
 from validator.derive.estimate.constants import TrainingConstants, training_constants
@@ -47,7 +48,7 @@ class TrainingEstimate:
     assumptions: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@fact
 class _Slot:
     time: float            # slowest stage, one micro-batch
     forward: float         # its forward compute (overlap window)

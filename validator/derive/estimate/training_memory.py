@@ -19,8 +19,7 @@ of the activations to host memory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from validator.base.facts import fact
 from validator.derive.estimate.flops import attention_params, dense_mlp_share, mlp_params
 from validator.derive.estimate.memory import expert_params
 from validator.read.model import Training
@@ -29,7 +28,7 @@ from validator.resolve.catalog.entries import LlmModel
 GB = 1e9
 
 
-@dataclass(frozen=True)
+@fact
 class TrainingMemory:
     weights_gb: float
     gradients_gb: float

@@ -5,9 +5,9 @@ JSON output (schemas/estimate.schema.json)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.derive.estimate.goodput import Goodput, GoodputInputs, goodput, reliability
 from validator.derive.estimate.setup import FabricPath, FabricTier, Sharding, TrainingSetup
@@ -67,7 +67,7 @@ def goodput_inputs(topology: Topology, gpus: int) -> GoodputInputs:
         interval_minutes=ck.interval_minutes if ck else None, async_save=bool(ck and ck.async_save))
 
 
-@dataclass(frozen=True)
+@fact
 class TrainingReport:
     setup: TrainingSetup
     estimate: TrainingEstimate

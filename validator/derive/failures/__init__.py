@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.derive import Derived
 from validator.derive.failures.classes import (
@@ -48,7 +49,7 @@ FAILURES_VERSION = 1
 _STATUS_RANK = {"unaffected": 0, "degraded": 1, "unknown": 1, "interrupted": 2, "blocked": 3}
 
 
-@dataclass(frozen=True)
+@fact
 class TierLoss:
     fabric: str
     bundle: str                 # endpoint-leaf, leaf-spine, spine-core

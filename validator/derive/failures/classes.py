@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from validator.base.errors import Path
+from validator.base.facts import fact
 from validator.derive.failures.graph import ENDPOINT_TIER, FabricGraph
 from validator.derive.failures.impact import Failure
 from validator.derive.links import device_namer
@@ -23,13 +23,13 @@ from validator.expand.topology import Topology
 MAX_MEMBERS = 400
 
 
-@dataclass(frozen=True)
+@fact
 class Member:
     name: str
     failure: Failure
 
 
-@dataclass(frozen=True)
+@fact
 class ComponentClass:
     name: str                  # e.g. "compute spine"
     kind: str                  # switch, link, server, nvlink-domain, gpu-rack, network-rack, pdu, cdu, ...

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from validator.base.facts import fact
 from validator.derive.failures.graph import ENDPOINT_TIER, TIER_OF, Endpoint, FabricGraph, Switch
 
 
-@dataclass(frozen=True)
+@fact
 class Failure:
     """The parts that fail together: servers, switches (fabric, role, index), appliances (fabric-independent
     role and index, e.g. storage nodes), one server link (fabric, server, link) or one switch link (fabric,

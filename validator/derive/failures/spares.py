@@ -5,13 +5,13 @@ at most 1 - confidence, Poisson arrivals, never below the per-model minimum."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+from validator.base.facts import fact
 from validator.base.resources import load_data
 
 
-@dataclass(frozen=True)
+@fact
 class Spares:
     count: int | None          # None: spared by other lines (links: the BOM's optics and cables)
     basis: str

@@ -5,10 +5,10 @@ the HTML report; they are not validation rules, so a design's `validate` verdict
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.base.errors import format_path
+from validator.base.facts import fact
 from validator.derive.failures.graph import FabricGraph
 from validator.expand.topology import Topology
 
@@ -24,7 +24,7 @@ FIX = {
 }
 
 
-@dataclass(frozen=True)
+@fact
 class Spof:
     severity: str            # warning (a workload network, the GPUs, the storage), info (management only)
     component: str           # the class

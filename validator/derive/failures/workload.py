@@ -18,14 +18,14 @@ dead NIC.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.derive.estimate.inference import InferenceEstimate
 from validator.derive.failures.impact import FabricImpact, Failure
 from validator.expand.topology import Topology
 
 
-@dataclass(frozen=True)
+@fact
 class TrainingImpact:
     status: str                 # unaffected, degraded, interrupted, blocked
     job_gpus: int
@@ -36,7 +36,7 @@ class TrainingImpact:
     storage_share: float = 1.0  # the same on the storage fabric (checkpoints and data reads)
 
 
-@dataclass(frozen=True)
+@fact
 class PoolImpact:
     pool: str                   # fleet, prefill or decode
     planned: int
@@ -44,7 +44,7 @@ class PoolImpact:
     needed: int | None
 
 
-@dataclass(frozen=True)
+@fact
 class InferenceImpact:
     pools: tuple[PoolImpact, ...]
     note: str

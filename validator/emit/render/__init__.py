@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from validator.base.errors import DesignError
+from validator.base.facts import fact
 from validator.base.paths import OutsideRepository, confine, repository_root
 from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
@@ -42,7 +42,7 @@ class TemplateError(Exception):
     """A template failed to render (a design-supplied template, usually)."""
 
 
-@dataclass(frozen=True)
+@fact
 class Rendered:
     path: str        # relative to the output directory
     text: str

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from validator.base.facts import fact
 from validator.resolve.catalog.entries import Switch
 
 
-@dataclass(frozen=True)
+@fact
 class Ecn:
     min_kb: float
     max_kb: float
@@ -24,14 +25,14 @@ class Ecn:
         return int(self.max_kb * 1024)
 
 
-@dataclass(frozen=True)
+@fact
 class Watchdog:
     detection_ms: int
     restoration_ms: int
     action: str = "drop"
 
 
-@dataclass(frozen=True)
+@fact
 class Buffers:
     """Lossless buffer settings of one ASIC (validator/data/sonic_buffers.yaml)."""
 
@@ -43,7 +44,7 @@ class Buffers:
     source: str
 
 
-@dataclass(frozen=True)
+@fact
 class Qos:
     """A fabric's lossless settings as the design states them (one object per fabric)."""
 
@@ -74,7 +75,7 @@ class Qos:
         return sorted({t for _, t in self.dscp_to_tc} | {self.roce_tc, 0} | set(self.pfc_priorities))
 
 
-@dataclass(frozen=True)
+@fact
 class PortName:
     """How one logical port of a tier is named and clocked (same on every switch of the tier)."""
 
@@ -89,7 +90,7 @@ class PortName:
     breakout: Breakout | None   # set on every sub-port of a cage that is split
 
 
-@dataclass(frozen=True)
+@fact
 class Breakout:
     """A cage split into `ports` logical ports: set on the parent before the sub-ports exist."""
 
@@ -120,7 +121,7 @@ class Interface:
     opens_cage: bool = False    # the first used sub-port of a split cage: the breakout goes before it
 
 
-@dataclass(frozen=True)
+@fact
 class Mgmt:
     interface: str
     vrf: str

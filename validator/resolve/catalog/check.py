@@ -6,9 +6,9 @@ price book's note where it has one. It also reports price-book entries naming no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from validator.base.facts import fact
 from validator.resolve.catalog import Catalog
 from validator.resolve.prices import PriceTable
 
@@ -18,7 +18,7 @@ PRICED_KINDS = ("gpu", "server", "nic", "switch", "transceiver", "cable", "facil
 DESIGN_PARTS = frozenset({"storage-node"})
 
 
-@dataclass(frozen=True)
+@fact
 class Gap:
     kind: str
     id: str
