@@ -89,7 +89,9 @@ def test_validate_keeps_heavy_imports_out_of_start_up():
             "print(sorted(m for m in ('openpyxl', 'jinja2', 'networkx', 'jsonschema') if m in sys.modules))\n"
             "from validator.resolve.catalog.entries import ENTRY_TYPES\n"
             "from validator.resolve.prices import PriceBook\n"
-            "print(sorted(m.__name__ for m in (*ENTRY_TYPES.values(), PriceBook) if m.__pydantic_complete__))")
+            "from validator.read.config import RepoConfig\n"
+            "print(sorted(m.__name__ for m in (*ENTRY_TYPES.values(), PriceBook, RepoConfig) "
+            "if m.__pydantic_complete__))")
     import subprocess
 
     from tests.helpers import ROOT
@@ -97,7 +99,8 @@ def test_validate_keeps_heavy_imports_out_of_start_up():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     heavy, schemas_built = proc.stdout.strip().splitlines()[-2:]
     assert heavy == "[]", proc.stdout + proc.stderr
-    # the built-in catalog and price book are constructed, not validated (validator/resolve/trusted.py)
+    # the built-in catalog and price book are constructed, not validated (validator/resolve/trusted.py),
+    # and so is the default configuration of a repository without .clusterplan.yaml
     assert schemas_built == "[]", proc.stdout + proc.stderr
 
 

@@ -26,7 +26,7 @@ from validator.check.result import Analysis
 from validator.derive import Derived
 from validator.emit.escape import printable_finding, visible
 from validator.expand.topology import Topology, build_topology
-from validator.read.config import RunConfig
+from validator.read.config import RunConfig, tco_settings
 from validator.read.design_file import parse_design, read_design
 from validator.read.loader import read_bytes
 from validator.resolve.catalog import load_catalog
@@ -98,7 +98,7 @@ def costing(run: RunConfig | None) -> Costing:
                          f"{display_name(run.config_path)} prices[{i}]") for i, rel in enumerate(run.repo.prices)]
     cwd_root = repository_root(Path.cwd() / "-")
     refs += [BookRef(p, display_name(p), cwd_root, "--prices") for p in run.price_files]
-    tco = {k: float(v) for k, v in run.repo.tco.model_dump().items() if v is not None}
+    tco = tco_settings(run.repo)
     return Costing(price_table(refs), tco)
 
 

@@ -38,7 +38,7 @@ CONFIG_NAME = ".clusterplan.yaml"
 
 
 class Output(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     design: FilePath = Field(description="Design file, relative to the configuration file.")
     bom: FilePath | None = Field(None, description="BOM file; format from the suffix.")
     cabling: FilePath | None = Field(None, description="Cabling plan file (.csv, .json or .xlsx).")
@@ -53,7 +53,7 @@ class RepoWaiver(Waiver):
 class RepoTco(BaseModel):
     """Cost-of-ownership inputs for every design of the repository (defaults: validator/data/defaults.yaml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     electricity_usd_per_kwh: float | None = Field(None, ge=0, le=10)
     pue: float | None = Field(None, ge=1, le=5)
     utilization: float | None = Field(None, gt=0, le=1, description="Share of the year the GPUs are busy.")
@@ -62,7 +62,7 @@ class RepoTco(BaseModel):
 
 
 class RepoConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     severity: dict[RuleId, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
     waivers: list[RepoWaiver] = Field(default_factory=list)
     outputs: list[Output] = Field(default_factory=list)
@@ -71,13 +71,25 @@ class RepoConfig(BaseModel):
     tco: RepoTco = Field(default_factory=RepoTco)
 
 
+# A repository without .clusterplan.yaml: the defaults, built without validating (an equal
+# `RepoConfig()` would build the models' schemas, a few ms of every cold start; tests/test_trusted.py
+# checks they are the same).
+NO_CONFIG = RepoConfig.model_construct(tco=RepoTco.model_construct())
+
+
+def tco_settings(config: RepoConfig) -> dict[str, float]:
+    """The TCO figures the configuration sets (by name)."""
+    return {name: float(value) for name in RepoTco.model_fields
+            if (value := getattr(config.tco, name)) is not None}
+
+
 @fact
 class RunConfig:
     """What one run of clusterplan takes from its command line and `.clusterplan.yaml`. Every command
     builds one and passes it down, so `validate`, `diff`, the workbook and the report cannot disagree
     on severities or waivers."""
 
-    repo: RepoConfig = field(default_factory=RepoConfig)
+    repo: RepoConfig = field(default_factory=lambda: NO_CONFIG)
     config_path: Path | None = None
     today: date | None = None
     price_files: tuple[Path, ...] = ()     # --prices FILE, in order: they override the repository's books
