@@ -118,7 +118,7 @@ def test_a_yaml_file_that_no_longer_matches_compiled_json_is_read_from_the_yaml(
 def test_the_configuration_of_a_repository_without_one_is_the_validated_default():
     from validator.read.config import NO_CONFIG, RepoConfig, RunConfig, tco_settings
 
-    assert NO_CONFIG == RepoConfig() and repr(NO_CONFIG) == repr(RepoConfig())
+    assert RepoConfig() == NO_CONFIG and repr(NO_CONFIG) == repr(RepoConfig())
     assert RunConfig().repo is NO_CONFIG and tco_settings(NO_CONFIG) == {}
     set_two = RepoConfig.model_validate({"tco": {"pue": 1.3, "utilization": 1}})
     assert tco_settings(set_two) == {"pue": 1.3, "utilization": 1.0}
