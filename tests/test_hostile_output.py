@@ -193,3 +193,17 @@ def test_markdown_summary_shows_hostile_text_as_text(tmp_path):
     assert code == 1 and row.endswith("| unknown key '\\!\\[x\\](http://evil.example/p.png) \\<img src=x\\> "
                                       "\\@org/team \\| \\`code\\`' in \\<root\\> |")
     assert row.count(" | ") == 3    # four columns, as the header says
+
+
+@pytest.mark.parametrize("pad", [0, 200])     # short cells are memoised (escape._short_csv_text); long ones not
+def test_csv_cell_neutralises_formulas_and_controls_on_both_paths(pad):
+    from validator.emit.escape import csv_cell
+
+    tail = "x" * pad
+    assert csv_cell("=HYPERLINK(1)" + tail) == "'=HYPERLINK(1)" + tail
+    assert csv_cell("  @SUM(A1)" + tail) == "'  @SUM(A1)" + tail
+    assert csv_cell("a\x00b\u202ec\n" + tail) == "abc" + tail
+    assert csv_cell("leaf-su1-07" + tail) == "leaf-su1-07" + tail
+    for _ in range(2):    # the second time from the memo
+        assert csv_cell("-1" + tail) == "'-1" + tail
+    assert csv_cell(None) == "" and csv_cell(float("inf")) == "" and csv_cell(400) == 400 and csv_cell(True) is True

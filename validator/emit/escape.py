@@ -24,6 +24,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from validator.base.findings import Finding
@@ -84,10 +85,19 @@ def csv_cell(value: Any) -> Any:
     spreadsheet would otherwise evaluate it (OWASP). None is an empty cell."""
     if value is None:
         return ""
-    if isinstance(value, bool) or not isinstance(value, str):
-        return _finite_or_empty(value)
+    if isinstance(value, str):
+        return _short_csv_text(value) if len(value) <= 100 else _csv_text(value)
+    return _finite_or_empty(value)
+
+
+def _csv_text(value: str) -> str:
     text = cell_text(value)
     return "'" + text if formula_like(text) else text
+
+
+# A 100k-GPU cabling plan writes ten million cells, most of them short names and part ids that repeat
+# (a switch's name on each of its ports): remembered, 65,536 of them at most.
+_short_csv_text = lru_cache(maxsize=1 << 16)(_csv_text)
 
 
 def csv_row(values: Any) -> list[Any]:
