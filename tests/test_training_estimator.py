@@ -57,6 +57,25 @@ def test_model_flops_match_the_published_conventions(model, full, causal):
     assert 3 * forward_flops_per_token(m, 8192, convention="causal") / 1e9 == pytest.approx(causal, rel=0.002)
 
 
+def test_mla_counts_the_compressed_query():
+    """DeepSeek-V3 and Kimi K2 attention (MLA, DeepSeek-V2 arXiv 2405.04434 section 2.1.2) with the query
+    compressed to rank 1536 (config.json `q_lora_rank`). Published model GFLOP per token at 4K
+    (TFLOP/s / tokens/s of the same rows, tests/reference/training-runs.csv): DeepSeek-V3 without MTP
+    249.5 (T-AUTOMODEL-H100BF16-DSV3-256) and 249.1-249.7 (Megatron-Bridge 25.11 `[w/o MTP]` rows); Kimi
+    K2 204.5 (T-AUTOMODEL-H100BF16-KIMIK2-256). Without the compression DeepSeek-V3 came to 297."""
+    from validator.derive.estimate.flops import attention_params
+
+    m = CAT.model("deepseek-v3")
+    assert m.mla is not None and m.mla.q_lora_rank == 1536
+    # per layer: q down 7168x1536 + q up 1536x128x(128+64) + kv down 7168x(512+64) + kv up 512x128x(128+128)
+    # + out 128x128x7168
+    assert attention_params(m) == 7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 128 * 128 * 7168
+    assert 3 * forward_flops_per_token(m, 4096) / 1e9 == pytest.approx(249.5, rel=0.005)
+    kimi = m.model_copy(update={"heads": 64, "kv_heads": 64, "vocab": 163840, "moe": m.moe.model_copy(  # type: ignore[union-attr]
+        update={"experts": 384, "dense_layers": 1, "active_params_b": 32})})   # moonshotai/Kimi-K2 config
+    assert 3 * forward_flops_per_token(kimi, 4096) / 1e9 == pytest.approx(204.5, rel=0.006)
+
+
 def test_mfu_full_attention_converts_only_the_attention_term():
     e = estimate_training(_setup(seq=131072, global_batch=8, cp=8, dp=1))
     m = CAT.model("llama3-8b")

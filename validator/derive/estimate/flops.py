@@ -32,9 +32,10 @@ def attention_width(model: LlmModel) -> float:
 def attention_params(model: LlmModel) -> float:
     """Weights of one layer's attention projections."""
     h, d = model.hidden, model.dim_per_head
-    if model.mla:
+    if model.mla:     # DeepSeek-V2 (arXiv 2405.04434) section 2.1.2: low-rank query and key-value
         m = model.mla
-        q = h * model.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
+        q_width = model.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
+        q = (h + q_width) * m.q_lora_rank if m.q_lora_rank else h * q_width
         kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * model.heads * (
             m.qk_nope_head_dim + m.v_head_dim)
         return float(q + kv + model.heads * m.v_head_dim * h)

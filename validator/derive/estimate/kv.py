@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from validator.base.facts import fact
+from validator.derive.estimate.flops import attention_params
 from validator.derive.estimate.memory import block_size, precision_bytes
 from validator.read.inference import Inference, Replica
 from validator.resolve.catalog.entries import LlmModel
@@ -51,15 +52,7 @@ class Params:
 
 def layer_params(model: LlmModel) -> Params:
     h = model.hidden
-    if model.mla:
-        m = model.mla
-        q = h * model.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
-        kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * model.heads * (
-            m.qk_nope_head_dim + m.v_head_dim)
-        attn = float(q + kv + model.heads * m.v_head_dim * h)
-    else:
-        d = model.dim_per_head
-        attn = float(2 * h * model.heads * d + 2 * h * model.kv_heads * d)
+    attn = attention_params(model)
     mats = 2 if model.mlp == "gelu" else 3
     dense = float(mats * h * model.ffn_hidden)
     head = float(model.vocab * h)

@@ -185,6 +185,8 @@ class Moe(BaseModel):
 class Mla(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     kv_lora_rank: int = Field(ge=1)
+    q_lora_rank: int | None = Field(None, ge=1, description="Rank of the compressed query (DeepSeek-V2 and "
+                                    "V3, Kimi K2: 1536); null: the query projection is not compressed")
     qk_rope_head_dim: int = Field(ge=1)
     qk_nope_head_dim: int = Field(ge=1)
     v_head_dim: int = Field(ge=1)
