@@ -51,10 +51,17 @@ def cli_subprocess(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subproc
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def interpreter_script_folders() -> list[Path]:
+    """Where the running interpreter's environment keeps its commands, its own before its base's."""
+    return [Path(sys.executable).parent, Path(sysconfig.get_path("scripts")),
+            Path(sysconfig.get_path("scripts", vars={"base": sys.base_prefix, "platbase": sys.base_prefix}))]
+
+
 def tool(name: str) -> str | None:
     """An external validator the tests call (check-jsonschema, actionlint): the one installed with the
-    running interpreter (its scripts folder, e.g. .venv/bin, which need not be on PATH), else on PATH."""
-    folders = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    running interpreter (its scripts folder, e.g. .venv/bin, which need not be on PATH, or, for a
+    virtualenv that sees the system's packages, the base interpreter's), else on PATH."""
+    folders = interpreter_script_folders()
     for folder in folders:
         for candidate in (folder / name, folder / f"{name}.exe"):
             if candidate.is_file() and os.access(candidate, os.X_OK):

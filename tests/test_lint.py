@@ -67,14 +67,14 @@ def test_a_skip_fails_when_ci_allows_none(tmp_path):
 
 def test_external_validators_are_found_beside_the_interpreter(monkeypatch):
     """check-jsonschema and actionlint come with the test dependencies into the interpreter's own
-    environment, which need not be on PATH (a virtualenv used without activating it)."""
-    import sysconfig
+    environment, which need not be on PATH (a virtualenv used without activating it; .ci/run's sees the
+    machine's packages, so they may be in the base interpreter's scripts folder)."""
     from pathlib import Path
 
-    from tests.helpers import tool
+    from tests.helpers import interpreter_script_folders, tool
 
     monkeypatch.setenv("PATH", "")
-    here = {Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))}
+    here = set(interpreter_script_folders())
     for name in ("check-jsonschema", "actionlint"):
         found = tool(name)
         assert found is not None and Path(found).parent in here, (name, found)
