@@ -10,7 +10,7 @@ TRAINING = """apiVersion: clusterplan/v1
 kind: TrainingCluster
 metadata: {{name: bench-training-{gpus}}}
 site:
-  rack: {{model: rack-48u, power_budget_kw: 44, cooling: rear-door, rear_door: rdhx-active-75}}
+  rack: {{model: rack-48u, power_budget_kw: 48, cooling: rear-door, rear_door: rdhx-active-75}}   # network racks: 44 kW
   pue: 1.3
   layout: {{racks_per_row: 16}}
 compute: {{server: dgx-h100, count: {servers}, servers_per_rack: 4}}
@@ -33,9 +33,9 @@ fabrics:
       nic: {{pfc_priorities: [3], roce_dscp: 26, roce_priority: 3, cnp_dscp: 48}}
   storage:
     type: roce
-    speed_gbps: 400
+    speed_gbps: 200               # DGX storage adapters: dual-port QSFP112 ConnectX-7, 2 x 200G
     tiers:
-      leaf: {{switch: sonic-th5-64x800}}
+      leaf: {{switch: sonic-th5-64x800, uplink_speed_gbps: 400}}
       spine: {{switch: sonic-th5-64x800}}
   inband:
     type: ethernet

@@ -206,6 +206,7 @@ def test_schema_is_a_valid_json_schema():
 
 def test_storage_fabric_losses_are_told_apart_from_compute():
     data = _classes(_json(DESIGNS / "superpod-h100-4su.yaml"))
-    # storage leaves have 32 uplinks over 8 spines: a spine takes 4 of each leaf's 32
+    # storage at 200G (QM9700: 128 ports of NDR200): 5 leaves of 64 down / 64 up over 4 spines, so a spine
+    # takes 16 of each leaf's 64 uplinks
     t = data["storage spine"]["training"]
-    assert (t["status"], t["bandwidth_left_share"], t["storage_bandwidth_left_share"]) == ("degraded", 1.0, 28 / 32)
+    assert (t["status"], t["bandwidth_left_share"], t["storage_bandwidth_left_share"]) == ("degraded", 1.0, 48 / 64)
