@@ -206,7 +206,8 @@ def test_schema_is_a_valid_json_schema():
 
 def test_storage_fabric_losses_are_told_apart_from_compute():
     data = _classes(_json(DESIGNS / "superpod-h100-4su.yaml"))
-    # storage at 200G (QM9700: 128 ports of NDR200): 5 leaves of 64 down / 64 up over 4 spines, so a spine
-    # takes 16 of each leaf's 64 uplinks
+    # storage at 200G (QM9700: 64 cages of 2 x NDR200 = 128 ports): 127 DGX x 2 + 16 storage nodes x 2 = 286
+    # server ports on leaves of 64 down / 64 up -> 5 leaves; their 320 uplinks need 3 spines of 128 ports, and
+    # 4 is the fewest that divides each leaf's 64 evenly, so a spine takes 16 of each leaf's 64
     t = data["storage spine"]["training"]
     assert (t["status"], t["bandwidth_left_share"], t["storage_bandwidth_left_share"]) == ("degraded", 1.0, 48 / 64)

@@ -299,3 +299,44 @@ def test_wide_ep_on_infiniband_is_not_over_built_and_needs_no_warning(tmp_path):
 def test_wide_ep_without_rdma_is_flagged(tmp_path):
     found = _deepseek_on(tmp_path, "ethernet", lossless=False)
     assert found["INF006"].severity == "warning" and "EP 72" in found["INF006"].message
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(a=st.floats(1e-6, 1.0), b=st.floats(0.0, 0.99), c=st.floats(0.0, 50.0), flat=st.booleans())
+def test_fixed_point_is_the_least_root_of_the_step_equation(a, b, c, flat):
+    """queueing._least_fixed_point (Illinois on a doubling bracket) against the closed form of
+    t = a + b.t + c.t^2: the least root ((1-b) - sqrt((1-b)^2 - 4ac)) / 2c, a/(1-b) when c = 0, none
+    when the discriminant is negative; and a step time that stops growing (max(a, b.t)) at a."""
+    from validator.derive.estimate.queueing import _least_fixed_point
+
+    if flat:
+        assert _least_fixed_point(lambda t: max(a, b * t)) == pytest.approx(a, rel=1e-9)
+        return
+    disc = (1 - b) ** 2 - 4 * a * c
+    got = _least_fixed_point(lambda t: a + b * t + c * t * t)
+    if disc < 0:
+        assert got is None
+        return
+    want = a / (1 - b) if c == 0 else 2 * a / ((1 - b) + math.sqrt(disc))   # the least root, stably
+    if disc < 1e-9:     # a double root: g touches t there, and any t within the tolerance is a fixed point
+        assert got is None or got == pytest.approx(want, rel=1e-3)
+    else:
+        assert got == pytest.approx(want, rel=1e-8)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(c=st.integers(1, 150), load=st.floats(0.0, 0.999))
+def test_erlang_c_matches_its_closed_form(c, load):
+    """The Erlang B recursion (with its early stop once it underflows) against
+    C(c, a) = (a^c/c! . c/(c-a)) / (sum_{k<c} a^k/k! + a^c/c! . c/(c-a)), summed in logarithms."""
+    from validator.derive.estimate.queueing import erlang_c
+
+    a = load * c
+    if a == 0:
+        assert erlang_c(c, a) == 0.0
+        return
+    logs = [k * math.log(a) - math.lgamma(k + 1) for k in range(c)]
+    top = c * math.log(a) - math.lgamma(c + 1) + math.log(c / (c - a))
+    peak = max(*logs, top)
+    want = math.exp(top - peak) / (math.fsum(math.exp(x - peak) for x in logs) + math.exp(top - peak))
+    assert erlang_c(c, a) == pytest.approx(want, rel=1e-9, abs=1e-300)
