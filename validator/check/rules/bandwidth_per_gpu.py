@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
+from validator.derive.estimate.hardware import gbps_per_gpu
 
 
 def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
@@ -21,7 +22,7 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     """
     fab = ctx.resolved.fabrics.get("compute")
     gpus = ctx.resolved.server.gpus
-    per_gpu = fab.links_per_server * fab.spec.speed_gbps / gpus if fab else 0.0
+    per_gpu = gbps_per_gpu(ctx.resolved)
     path = ("compute", "server")
     if per_gpu < ctx.threshold("training_bw_per_gpu_error_gbps"):
         yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU; training needs at least "

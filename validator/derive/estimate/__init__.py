@@ -18,20 +18,6 @@ ESTIMATE_VERSION = 2
 BomSource = Callable[[], "Bom"]
 
 
-def fabric_gbps_per_gpu(topology: Topology, fabric: str = "compute") -> float:
-    """Scale-out bandwidth per GPU (links at the fabric's speed), divided by the worst oversubscription of
-    the fabric's tiers."""
-    r = topology.resolved
-    fab = r.fabrics.get(fabric)
-    if fab is None or not fab.links_per_server:
-        return 0.0
-    per_gpu = fab.links_per_server * fab.spec.speed_gbps / r.server.gpus
-    ratio = 1.0
-    for tier in topology.fabrics[fabric].tiers if fabric in topology.fabrics else []:
-        ratio = max(ratio, tier.ratio)
-    return per_gpu / ratio
-
-
 def _round(x: Any, digits: int = 4) -> Any:
     """Four significant digits: estimates are not more precise, and goldens stay stable."""
     if isinstance(x, float):

@@ -59,15 +59,6 @@ def activation_bytes(s: TrainingSetup) -> float:
     return precision_bytes("bf16") if s.precision in ("fp8", "fp4", "int8", "int4") else precision_bytes(s.precision)
 
 
-@fact
-class LayerComm:
-    """Seconds of model-parallel communication of one layer, one micro-batch (before overlap)."""
-
-    tp: float
-    cp: float
-    ep: float
-
-
 def tp_time(s: TrainingSetup, c: TrainingConstants) -> float:
     """2 all-reduces forward and 2 backward (+2 with full recomputation) of the layer's activations;
     with sequence parallelism each is a reduce-scatter + all-gather of the same bytes."""

@@ -19,18 +19,9 @@ from validator.derive.estimate.flops import (
     expert_matmul_params,
     mlp_params,
 )
+from validator.derive.estimate.hardware import peak16_flops, peak_flops
 from validator.derive.estimate.setup import TrainingSetup
-from validator.resolve.catalog.entries import Gpu, LlmModel
-
-
-def peak_flops(gpu: Gpu, precision: str) -> float:
-    """Dense peak at a precision, FLOP/s (16-bit when the GPU lists no such precision)."""
-    key = precision if precision in gpu.tflops else ("bf16" if "bf16" in gpu.tflops else "fp16")
-    return gpu.tflops[key] * 1e12
-
-
-def peak16_flops(gpu: Gpu) -> float:
-    return gpu.tflops.get("bf16", gpu.tflops.get("fp16", 0.0)) * 1e12
+from validator.resolve.catalog.entries import LlmModel
 
 
 def gemm_efficiency(c: TrainingConstants, gflop: float) -> float:
@@ -100,7 +91,7 @@ def _ffn_per_token(model: LlmModel) -> float:
 
 def layer_compute(s: TrainingSetup, c: TrainingConstants) -> LayerCompute:
     peak = peak_flops(s.gpu, s.precision)
-    peak16 = min(peak, peak16_flops(s.gpu) or peak)
+    peak16 = min(peak, peak16_flops(s.gpu))
     matmul, eff = _matmul_time(s, c, peak)
     tokens = s.tokens_per_microbatch
     convention = "causal" if s.flash_attention else "full"
@@ -127,7 +118,7 @@ def head_compute(s: TrainingSetup, c: TrainingConstants) -> float:
     GEMM in 16 bit and the fp32 logits read and written by the softmax and cross-entropy."""
     model, tokens = s.model, s.tokens_per_microbatch
     flops = 2 * model.vocab * model.hidden * tokens / s.tp
-    peak16 = min(peak_flops(s.gpu, s.precision), peak16_flops(s.gpu) or peak_flops(s.gpu, s.precision))
+    peak16 = min(peak_flops(s.gpu, s.precision), peak16_flops(s.gpu))
     gemm = 3 * flops / (peak16 * gemm_efficiency(c, flops / 1e9))
     loss = c.elementwise_factor * 4 * tokens * model.vocab / s.tp * 4 / (s.gpu.memory_bandwidth_tbs * 1e12)
     return gemm + loss

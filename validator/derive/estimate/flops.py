@@ -15,11 +15,6 @@ from validator.resolve.catalog.entries import LlmModel
 CONVENTIONS = ("causal", "full")
 
 
-def attn_width(model: LlmModel) -> int:
-    """Query width a x d (equals the hidden size except for models with a separate head_dim)."""
-    return model.heads * model.dim_per_head
-
-
 def attention_width(model: LlmModel) -> float:
     """Per-token width of the attention-score and attention-value matmuls, (q.k dim + v dim) x heads / 2:
     a x d for standard attention; MLA's query/key heads are wider than its value heads."""

@@ -107,10 +107,6 @@ class KvCapacity:
     tokens_per_replica: int
     max_concurrency: int      # requests at max_context_tokens, whole replica
 
-    @property
-    def max_concurrency_per_rank(self) -> int:
-        return self.max_concurrency // self.ranks
-
 
 def kv_capacity(model: LlmModel, inf: Inference, hbm_gb: float, utilization: float, reserve_gb: float,
                 tp: int, pp: int, gpus: int, ep: int = 1, dp: int | None = None) -> KvCapacity:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from validator.base.facts import fact
 from validator.derive.estimate.engine import Network, ServingConstants
+from validator.derive.estimate.hardware import gbps_per_gpu, worst_taper
 from validator.derive.estimate.kv import Shape, kv_bytes_per_token
 from validator.expand.topology import Topology
 from validator.resolve.catalog.entries import LlmModel
@@ -17,12 +18,9 @@ def network_of(topology: Topology, fabric: str = "compute") -> Network:
     fab = r.fabrics.get(fabric)
     links = fab.links_per_server if fab else 0
     speed = fab.spec.speed_gbps if fab else 0.0
-    taper = 1.0
-    if fab is not None and fabric in topology.fabrics:
-        taper = max([1.0, *(t.ratio for t in topology.fabrics[fabric].tiers)])
     rdma = fab is not None and (fab.spec.type in ("infiniband", "roce") or fab.spec.congestion_control is not None)
-    return Network(r.nvlink_domain_gpus, gpus, r.gpu.scaleup_bandwidth_gbs / 2, links * speed / gpus / taper,
-                   speed, links / gpus, rdma)
+    return Network(r.nvlink_domain_gpus, gpus, r.gpu.scaleup_bandwidth_gbs / 2,
+                   gbps_per_gpu(r, fabric) / worst_taper(topology, fabric), speed, links / gpus, rdma)
 
 
 @fact

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import field
-from typing import Any
 
 from validator.base.facts import fact
 from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
+from validator.derive.estimate.hardware import peak_flops
 from validator.derive.estimate.kv import Params, Shape, kv_bytes_per_token_per_gpu, layer_params
 from validator.derive.estimate.memory import precision_bytes
 from validator.resolve.catalog.entries import Gpu, LlmModel
@@ -40,14 +40,6 @@ class ServingSetup:
 class Step:
     seconds: float
     parts: dict[str, float] = field(default_factory=dict)
-
-
-def peak_flops(gpu: Gpu, precision: str) -> float:
-    key: Any
-    for key in (precision, "fp8" if precision in ("fp4", "int4") else "bf16", "bf16", "fp16"):
-        if key in gpu.tflops:
-            return float(gpu.tflops[key]) * 1e12
-    return max(gpu.tflops.values()) * 1e12
 
 
 def attention_flops(model: LlmModel, decode: bool) -> float:

@@ -16,10 +16,11 @@ from typing import Any
 
 from validator.base.facts import fact
 from validator.derive.estimate.comm import cp_time, ep_time, pp_time, tp_time
-from validator.derive.estimate.compute import head_compute, layer_compute, optimizer_time, peak_flops
+from validator.derive.estimate.compute import head_compute, layer_compute, optimizer_time
 from validator.derive.estimate.constants import TrainingConstants, training_constants
 from validator.derive.estimate.data_parallel import DpTraffic, dp_cost, param_split
 from validator.derive.estimate.flops import forward_flops_per_token, recompute_flops_per_token
+from validator.derive.estimate.hardware import peak_flops
 from validator.derive.estimate.offload import offload_exposed
 from validator.derive.estimate.setup import TrainingSetup
 

@@ -10,6 +10,7 @@ from typing import Any
 from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.derive.estimate.goodput import Goodput, GoodputInputs, goodput, reliability
+from validator.derive.estimate.hardware import gbps_per_gpu
 from validator.derive.estimate.setup import FabricPath, FabricTier, Sharding, TrainingSetup
 from validator.derive.estimate.training import MFU_CONVENTION, TrainingEstimate, estimate_training
 from validator.derive.estimate.training_memory import TrainingMemory, training_memory
@@ -24,7 +25,7 @@ def fabric_path(topology: Topology, fabric: str = "compute") -> FabricPath:
     fab = r.fabrics.get(fabric)
     if fab is None or not fab.links_per_server or fabric not in topology.fabrics:
         return FabricPath(0.0, (), domain, rdma=False)
-    per_gpu = fab.links_per_server * fab.nic_speed_gbps / r.server.gpus
+    per_gpu = gbps_per_gpu(r, fabric)
     plane = topology.fabrics[fabric].plane
     gpus = r.server.gpus
     su_leaves = max(1, plane.rails * plane.leaves_per_rail)
@@ -99,11 +100,6 @@ class TrainingReport:
         if self.days is None or self.gpu_hour_usd is None:
             return None
         return self.days * 24 * self.setup.gpus * self.gpu_hour_usd
-
-    @property
-    def ep_share(self) -> float:
-        """Share of the step spent in the exposed expert all-to-all."""
-        return self.estimate.breakdown["ep"] / self.estimate.step_time_s
 
     def as_dict(self) -> dict[str, Any]:
         e, m = self.estimate, self.memory
