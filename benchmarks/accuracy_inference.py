@@ -5,6 +5,7 @@ and the TensorRT-LLM v0.9 static-batching rows of tests/reference/published-runs
 throughput). Only rows whose id matches tests/serving_published.IN_SAMPLE are ever used for fitting.
 
 Run: python benchmarks/accuracy_inference.py          (the table and the summary)
+     python benchmarks/accuracy_inference.py --by-source  (leave-one-source-out, per source family)
      python benchmarks/accuracy_inference.py --fit    (refit the `serving` constants on the in-sample
                                                        rows; paste them into validator/data/efficiency.yaml)
 """
@@ -100,8 +101,42 @@ def summary(errors: list[tuple[str, str, str, float]]) -> list[str]:
     return out
 
 
+def by_source(selected: list[Case]) -> list[str]:
+    """Held out by source: each fitted source family's rows under constants refitted without that family
+    (leave-one-source-out); every other family was never fitted, so its shipped error is held out."""
+    shipped = {c.id: estimate(c) / c.published - 1 for c in selected}
+    fitted = sorted({c.family for c in selected if c.split == "in-sample"})
+    held = dict(shipped)
+    for fam in fitted:
+        consts = fit([c for c in selected if c.split == "in-sample" and c.family != fam])
+        for c in selected:
+            if c.family == fam:
+                held[c.id] = _with(c, consts) / c.published - 1
+    static = [(rid, cls, err) for rid, cls, err in static_rows()]       # TensorRT-LLM v0.9: never fitted
+    held.update({rid: err for rid, _, err in static})
+    lines = ["| source family | fitted | metric | points | in-sample median | in-sample max | held-out median | "
+             "held-out max |", "|---|---|---|---|---|---|---|---|"]
+    points = [(c.family, metric_class(c.metric), c.id, c.split) for c in selected]
+    points += [("TRT9", cls, rid, "held-out") for rid, cls, _ in static]
+    groups = [(fam, cls) for fam in sorted({p[0] for p in points}) for cls in ("throughput", "TTFT", "TPOT")]
+    for fam, cls in [*groups, *[("all", cls) for cls in ("throughput", "TTFT", "TPOT")]]:
+        sel = [p for p in points if fam in ("all", p[0]) and p[1] == cls and math.isfinite(held[p[2]])]
+        if not sel:
+            continue
+        ins = [abs(shipped[p[2]]) * 100 for p in sel if p[3] == "in-sample"]
+        out = [abs(held[p[2]]) * 100 for p in sel]
+        cell = f"{statistics.median(ins):.1f} % | {max(ins):.1f} %" if ins else "- | -"
+        yes = "yes" if fam in fitted else "partly" if fam == "all" else "no"
+        lines.append(f"| {fam} | {yes} | {cls} | {len(sel)} | {cell} | {statistics.median(out):.1f} % | "
+                     f"{max(out):.1f} % |")
+    return lines
+
+
 def main(argv: list[str]) -> None:
     selected = cases()
+    if "--by-source" in argv:
+        print("\n".join(by_source(selected)))
+        return
     if "--fit" in argv:
         consts = fit([c for c in selected if c.split == "in-sample"])
         for fam, c in consts.items():

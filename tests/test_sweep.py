@@ -63,6 +63,10 @@ def test_training_grid_rows_equal_single_runs(tmp_path):
         assert row["gpus"] == 8 * count
         assert (row["errors"], row["warnings"], row["error_rules"]) == \
             (single["errors"], single["warnings"], single["error_rules"])
+        assert est["valid"] == (single["errors"] == 0)
+        if single["errors"]:     # a point that fails a rule shows no performance figures
+            assert row["mfu"] is None and row["tokens_per_s"] is None and row["cost_per_million_tokens"] is None
+            continue
         assert row["mfu"] == est["mfu"] and row["tokens_per_s"] == est["tokens_per_s"]
         assert row["time_to_train_days"] == est["time_to_train_days"]
         assert row["capex_usd"] == bom["totals"]["capex_usd"] and bom["totals"]["capex_complete"]

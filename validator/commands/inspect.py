@@ -35,9 +35,10 @@ def estimate(
 ) -> None:
     """Estimate performance: training step time, MFU, time-to-train; inference TTFT, TPOT, concurrency, cost."""
     from validator.emit.escape import terminal_text
-    from validator.emit.scorecard import scorecard
+    from validator.emit.scorecard import scorecard, validity
 
-    derived = analysis_or_exit(design, run_config(config, prices)).derived
+    analysis = analysis_or_exit(design, run_config(config, prices))
+    derived = analysis.derived
     assert derived is not None
-    result = derived.estimate.as_dict()
+    result = {**derived.estimate.as_dict(), **validity(analysis.findings)}
     sys.stdout.write(terminal_text(dump_json(result) if fmt == Fmt.json else scorecard(result)))

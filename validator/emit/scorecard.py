@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from validator.base.findings import Finding
+
 _BAR = 40
 _MARKS = {"compute": "#", "recompute": "r", "tp": "t", "cp": "c", "ep": "e", "pp": "p", "dp": "d", "bubble": ".",
           "optimizer": "o", "offload": "h", "straggler": "s"}
@@ -35,7 +37,7 @@ def _training(e: dict[str, Any]) -> list[str]:
     lines = [f"  MFU {100 * e['mfu']:.1f}% (causal attention; {100 * e['mfu_full_attention']:.1f}% counting full "
              f"s^2)   HFU {100 * e['hfu']:.1f}%   {e['model_tflops_per_gpu']:,.0f} model TFLOP/s per GPU   "
              f"{e['tokens_per_s']:,.0f} tokens/s",
-             f"  step {e['step_time_s']:.3g} s +/- {e['uncertainty_pct']:.0f}% ({calibrated})"]
+             f"  step {e['step_time_s']:.3g} s ({calibrated})"]
     bar, legend = _bar(e["breakdown"])
     lines.append(f"    [{bar}]")
     lines.append(f"    {legend}")
@@ -63,15 +65,62 @@ def _training(e: dict[str, Any]) -> list[str]:
     return lines
 
 
+def validity(findings: list[Finding]) -> dict[str, Any]:
+    """`valid` and the blocking findings (unwaived errors) of the design an estimate is of: its figures are
+    those of a configuration that cannot run as written when any rule blocks it (weights that do not fit,
+    an overloaded pool, ...)."""
+    blocking = [f for f in findings if f.severity == "error" and not f.waived]
+    return {"valid": not blocking,
+            "blocked_by": [{"rule": f.rule, "line": f.line, "message": f.message} for f in blocking]}
+
+
+def _banner(e: dict[str, Any]) -> list[str]:
+    if e.get("valid", True):
+        return []
+    rules = ", ".join(sorted({b["rule"] for b in e["blocked_by"]}))
+    return [f"  NOT VALID: the design fails {rules}; every figure below is of a configuration that cannot run "
+            "as written (clusterplan validate says why)"]
+
+
 def scorecard(e: dict[str, Any]) -> str:
-    lines = [f"{e['name']} ({e['kind']})  {e['file']}"]
+    lines = [f"{e['name']} ({e['kind']})  {e['file']}", *_banner(e)]
     if e["kind"] == "training":
         lines += _training(e)
     else:
         lines += _inference(e)
+    lines += _trust(e.get("trust"))
     items = ", ".join(f"{k}={v}" for k, v in sorted(e["assumptions"].items()))
     lines.append(textwrap.fill(items, width=110, initial_indent="  assumptions: ", subsequent_indent="    "))
+    lines += _banner(e)
     return "\n".join(lines) + "\n"
+
+
+_LABELS = {"step_time_s": ("step time", " s"), "mfu": ("MFU", ""), "tokens_per_s": ("tokens/s", ""),
+           "output_tokens_per_s_per_gpu": ("output tokens/s per GPU", ""),
+           "total_tokens_per_s_per_gpu": ("input + output tokens/s per GPU", ""),
+           "requests_per_s_per_replica": ("requests/s per replica", ""),
+           "fleet_capacity_qps": ("fleet capacity, requests/s", ""), "ttft_ms": ("TTFT p99", " ms"),
+           "ttft_p50_ms": ("TTFT p50", " ms"), "tpot_ms": ("TPOT p99", " ms"), "tpot_p50_ms": ("TPOT p50", " ms")}
+
+
+def _figure(key: str, x: float) -> str:
+    return f"{100 * x:.1f}%" if key == "mfu" else f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _trust(t: dict[str, Any] | None) -> list[str]:
+    """The interval of each headline figure and what lies outside the fitted runs."""
+    if not t:
+        return []
+    parts = []
+    for key, (low, high) in t["intervals"].items():
+        label, unit = _LABELS.get(key, (key, ""))
+        parts.append(f"{label} {_figure(key, low)}-{_figure(key, high)}{unit}")
+    lines = [textwrap.fill("; ".join(parts), width=110, initial_indent="  likely range: ",
+                           subsequent_indent="    "),
+             textwrap.fill(t["basis"], width=110, initial_indent="    (", subsequent_indent="     ") + ")"]
+    for why in t["outside_fit"]:
+        lines.append(f"  OUTSIDE THE FITTED RUNS: {why}")
+    return lines
 
 
 def _ms(x: Any) -> str:

@@ -47,6 +47,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
 class Side:
     analysis: Analysis
     metrics: dict[str, float | None]
+    # metric -> (low, high): the estimate's interval (validator/derive/estimate/interval.py)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -68,6 +70,9 @@ class DesignDiff:
 
     def value(self, side: Side | None, metric: str) -> float | None:
         return side.metrics.get(metric) if side else None
+
+    def interval(self, side: Side | None, metric: str) -> tuple[float, float] | None:
+        return side.intervals.get(metric) if side else None
 
     def delta(self, metric: str) -> tuple[float | None, float | None]:
         """(absolute change, relative change) of a metric; None when a side lacks it."""
@@ -131,7 +136,15 @@ def side(path: Path | None, display: str, run: RunConfig | None = None) -> Side 
     if path is None:
         return None
     analysis = analyze(path, display, run)
-    return Side(analysis, metrics_of(analysis))
+    return Side(analysis, metrics_of(analysis), intervals_of(analysis))
+
+
+def intervals_of(analysis: Analysis) -> dict[str, tuple[float, float]]:
+    """The estimate's interval of each diffed metric that has one."""
+    if analysis.derived is None:
+        return {}
+    trust = analysis.derived.estimate.trust
+    return {k: v for k, v in trust.intervals.items() if k in METRICS} if trust else {}
 
 
 def compare(base: Path | None, head: Path | None, display: str, run: RunConfig | None = None,

@@ -43,6 +43,12 @@ def _change(d: DesignDiff, metric: str) -> str:
     return f"{sign}{_fmt(metric, abs(absolute))}{rel}"
 
 
+def _likely(d: DesignDiff, metric: str) -> str:
+    """The head's interval (the base's for a removed design), as the estimate prints it."""
+    band = d.interval(d.head or d.base, metric)
+    return "" if band is None else f"  (likely {_fmt(metric, band[0])}-{_fmt(metric, band[1])})"
+
+
 def _label(metric: str) -> str:
     label, unit, _ = METRICS.get(metric, (metric, "", ""))
     return f"{label} ({unit})" if unit and unit != "USD" else label
@@ -65,7 +71,10 @@ def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
         out.append({
             "file": d.file, "status": d.status,
             "metrics": {m: {"base": d.value(d.base, m), "head": d.value(d.head, m), "change": d.delta(m)[0],
-                            "relative": d.delta(m)[1]} for m in _metrics(d)},
+                            "relative": d.delta(m)[1],
+                            **({"base_interval": list(i)} if (i := d.interval(d.base, m)) else {}),
+                            **({"head_interval": list(i)} if (i := d.interval(d.head, m)) else {})}
+                        for m in _metrics(d)},
             "new_findings": [{"rule": f.rule, "message": f.message, "line": f.line} for f in d.new_findings],
             "fixed_findings": [{"rule": f.rule, "message": f.message} for f in d.fixed_findings],
             "unpriced_note": d.unpriced_note(),
@@ -87,7 +96,7 @@ def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
             known = (d.value(d.base, m) is None) != (d.value(d.head, m) is None)    # e.g. latency now overloaded
             if (change and change != "=") or known or d.status != "changed":
                 before, after = _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m))
-                lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}")
+                lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}{_likely(d, m)}")
         if note := d.unpriced_note():
             lines.append(f"  ! {note}")
         for f in d.new_findings:
@@ -127,7 +136,7 @@ def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
     for d in changed:
         rows = ["| metric | base | head | change |", "|---|---|---|---|"]
         rows += [f"| {_label(m)} | {_fmt(m, d.value(d.base, m))} | "
-                 f"{_fmt(m, d.value(d.head, m))} | {_change(d, m)} |" for m in _metrics(d)]
+                 f"{_fmt(m, d.value(d.head, m))}{_likely(d, m)} | {_change(d, m)} |" for m in _metrics(d)]
         rows += [f"- new {f.severity} `{f.rule}` (line {f.line}): {markdown_text(f.message)}" for f in d.new_findings]
         rows += [f"- fixed `{f.rule}`: {markdown_text(f.message)}" for f in d.fixed_findings]
         details += ["", f"<details><summary>{markdown_text(d.file)}</summary>", "", *rows, "", "</details>"]

@@ -267,13 +267,18 @@ def row_of(analysis: Analysis) -> dict[str, Any]:
     unpriced = m.get("unpriced_lines")
     row["capex_usd"] = m.get("capex") if unpriced == 0 else None
     row["unpriced_lines"] = unpriced
-    for key in ("mfu", "tokens_per_s", "time_to_train_days", "output_tokens_per_s_per_gpu", "ttft_ms", "tpot_ms",
-                "replicas_needed", "cost_per_million_tokens"):
+    for key in PERFORMANCE:
         row[key] = m.get(key)
     if analysis.derived is not None and m.get("mfu") is not None:
         per_gpu = analysis.derived.estimate.as_dict()["tokens_per_s_per_gpu"]
         row["cost_per_million_tokens"] = training_cost_per_million(m.get("gpu_hour_usd"), per_gpu)
+    if row["errors"]:      # a point that fails a rule has no valid performance: no figures, only the rules
+        row.update(dict.fromkeys(PERFORMANCE))
     return row
+
+
+PERFORMANCE = ("mfu", "tokens_per_s", "time_to_train_days", "output_tokens_per_s_per_gpu", "ttft_ms", "tpot_ms",
+               "replicas_needed", "cost_per_million_tokens")
 
 
 def training_cost_per_million(gpu_hour_usd: float | None, tokens_per_s_per_gpu: float | None) -> float | None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
 from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
+from validator.derive.estimate.interval import Trust, serving_trust, training_trust
 from validator.derive.estimate.training_report import TrainingReport, training_report
 from validator.expand.topology import Topology
 
@@ -58,6 +59,7 @@ class Estimate:
     file: str
     training: TrainingReport | None = None
     inference: InferenceEstimate | None = None
+    trust: Trust | None = None
     version: int = ESTIMATE_VERSION
 
     @property
@@ -67,6 +69,8 @@ class Estimate:
     def as_dict(self) -> dict[str, Any]:
         body = self.training.as_dict() if self.training is not None else \
             self.inference.as_dict() if self.inference is not None else {}
+        if self.trust is not None:
+            body = {**body, "trust": self.trust.as_dict()}
         rounded: dict[str, Any] = _round(body)
         return {"version": self.version, "name": self.name, "file": self.file, **rounded, "kind": self.kind}
 
@@ -75,5 +79,29 @@ def estimate(topology: Topology, bom: BomSource | None = None) -> Estimate:
     """`bom` gives the design's BOM for the cost per GPU-hour (Derived passes its own; else it is built)."""
     r = topology.resolved
     if r.design.training:
-        return Estimate(r.design.metadata.name, r.file, training=estimate_training_design(topology, bom))
-    return Estimate(r.design.metadata.name, r.file, inference=estimate_inference_design(topology, bom))
+        report = estimate_training_design(topology, bom)
+        return Estimate(r.design.metadata.name, r.file, training=report, trust=_training_trust(report))
+    inference = estimate_inference_design(topology, bom)
+    return Estimate(r.design.metadata.name, r.file, inference=inference, trust=_serving_trust(topology, inference))
+
+
+def _training_trust(report: TrainingReport) -> Trust:
+    s, e = report.setup, report.estimate
+    figures: dict[str, float | str] = {
+        "gpus": s.gpus, "sequence_length": s.seq, "params_b": s.model.params_b,
+        "constants": e.constants.key, "zero_stage": f"zero-{s.sharding.stage}"}
+    return training_trust(e.step_time_s, e.mfu, e.tokens_per_s, e.constants.calibrated, s.model.moe is not None,
+                          figures)
+
+
+def _serving_trust(topology: Topology, inf: InferenceEstimate) -> Trust:
+    r = topology.resolved
+    w = r.inference
+    figures: dict[str, float | str] = {
+        "gpu": r.gpu.id, "params_b": r.model.params_b, "mode": inf.mode, "engine": inf.engine,
+        "prompt_tokens": w.prompt_tokens, "output_tokens": w.output_tokens}
+    values: dict[str, float | None] = {
+        k: getattr(inf, k) for k in ("output_tokens_per_s_per_gpu", "total_tokens_per_s_per_gpu",
+                                      "requests_per_s_per_replica", "fleet_capacity_qps", "ttft_ms",
+                                      "ttft_p50_ms", "tpot_ms", "tpot_p50_ms")}
+    return serving_trust(values, r.model.moe is not None, figures)

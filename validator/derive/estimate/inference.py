@@ -14,7 +14,7 @@ from validator.derive.estimate.engine import engine_settings, serving_constants
 from validator.derive.estimate.fleet import Slo, capacity, replicas_for
 from validator.derive.estimate.kv import KvCapacity, kv_capacity, shape_of
 from validator.derive.estimate.network import KvTransfer, kv_transfer, network_of
-from validator.derive.estimate.operating import Workload, decode_rate, max_load, prefill_rate
+from validator.derive.estimate.operating import Workload, decode_rate, max_load, prefill_rate, prefill_requests
 from validator.derive.estimate.queueing import Latency, aggregated, decode_pool, prefill_pool
 from validator.derive.estimate.step import ServingSetup
 from validator.expand.topology import Topology
@@ -158,7 +158,7 @@ def _size_disaggregated(pre: Pool, dec: Pool, load: float | None, slo: Slo, tran
 
     ttft_slo = Slo(slo.ttft_p50_s, slo.ttft_p99_s)
     tpot_slo = Slo(tpot_p50_s=slo.tpot_p50_s, tpot_p99_s=slo.tpot_p99_s)
-    ceil_p = prefill_rate(pre.setup, pre.workload)[0] / max(pre.workload.prompt, 1.0)
+    ceil_p = prefill_requests(pre.setup, pre.workload)
     ceil_d = decode_rate(dec.setup, dec.workload).requests_per_s
     needed_p = replicas_for(lat_p, load, ttft_slo, transfer_s) if load else None
     needed_d = replicas_for(lat_d, load, tpot_slo) if load else None
@@ -188,7 +188,8 @@ def estimate_inference(topology: Topology, gpu_hour_usd: float | None) -> Infere
         rps = point.requests_per_s
         sizing = _size_disaggregated(pre, main, load, slo, transfer.seconds if transfer else math.inf,
                                      inf.targets.concurrent_requests)
-        gpus = main.setup.shape.gpus + pre.setup.shape.gpus * rps / max(prefill_tok / w.prompt, 1e-12)
+        gpus = main.setup.shape.gpus + pre.setup.shape.gpus * rps / max(prefill_requests(pre.setup, pre.workload),
+                                                                         1e-12)
         prefill_per_gpu: float | None = prefill_tok / pre.setup.shape.gpus
     else:
         point = max_load(s, w)

@@ -99,6 +99,13 @@ def prefill_rate(s: ServingSetup, w: Workload, tokens: float | None = None) -> t
     return s.shape.dp * n / step.seconds, step
 
 
+def prefill_requests(s: ServingSetup, w: Workload) -> float:
+    """Requests per second a prefill-only replica completes: its rate of uncached prompt tokens over the
+    uncached tokens of one prompt (both in the same unit: cache hits are neither computed nor counted)."""
+    fresh = fresh_prompt(s, w)
+    return prefill_rate(s, w)[0] / fresh if fresh > 0 else math.inf
+
+
 def decode_rate(s: ServingSetup, w: Workload, batch: float | None = None) -> Point:
     """Decode-only instance (disaggregated): output tokens per second of the replica at `batch`
     sequences per rank (default: what the sequence cap and the KV pool allow)."""

@@ -13,7 +13,8 @@ sequence parallelism (s b h (10 + 24/t) without), the MLP part scaled to the mod
 top-k experts), plus 5 a s^2 b without a fused attention kernel; selective recomputation drops the
 s^2 term, full recomputation keeps only each layer's input (2 s b h) plus one layer's working set.
 1F1B keeps p micro-batches of l/p layers in flight on the first stage (about l layers; interleaving
-multiplies by 1 + (p-1)/(p v)); never more micro-batches than the step has. Offload moves that share
+multiplies by 1 + (p-1)/(p v)); never more than the step's m micro-batches of the stage's layers (an
+interleaved schedule with m <= p runs every forward first). Offload moves that share
 of the activations to host memory.
 """
 
@@ -99,9 +100,11 @@ def _in_flight_layers(model: LlmModel, t: Training) -> float:
     p = t.parallelism
     m = max(1, t.global_batch // (p.dp * t.micro_batch))
     stage = max(t.pipeline_layers) if t.pipeline_layers else -(-model.layers // p.pp)
-    in_flight = min(p.pp, m)
     interleave = 1 + (p.pp - 1) / (p.pp * p.vpp) if p.vpp > 1 else 1.0
-    return stage * in_flight * interleave
+    # Megatron's interleaved warm-up runs 2(p-1) + (v-1)p chunks of l/(pv) layers ahead, p(1 + (p-1)/(pv))
+    # micro-batches' worth, but never more than the step's m micro-batches x v chunks (with m <= p every
+    # forward runs first: m micro-batches of the stage's layers)
+    return stage * min(p.pp * interleave, m)
 
 
 def layer_params(model: LlmModel, tp: int, ep: int) -> float:

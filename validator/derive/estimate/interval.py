@@ -1,0 +1,104 @@
+"""How far to trust an estimate: a low-high interval on every headline figure, from the model's held-out
+error on published runs of the same kind (validator/data/intervals.yaml, written by
+benchmarks/intervals.py), and the ways a configuration lies outside everything the constants were
+fitted on.
+
+The held-out errors are ratios r = published / estimated (each published run estimated with constants
+fitted without its source). The interval of a figure that scales like the published one (a step time,
+a throughput, a latency) is [x r_low, x r_high]; of one that scales inversely with the step time
+(MFU, tokens/s in training) [x / r_high, x / r_low], MFU never above 1. r_low and r_high are the class's
+quantiles at the file's `level` (e.g. the 5th and 95th percentile)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from validator.base.facts import fact
+from validator.base.resources import load_data
+
+
+@fact
+class Trust:
+    basis: str                                   # which held-out errors the intervals come from
+    intervals: dict[str, tuple[float, float]]    # figure -> (low, high)
+    outside_fit: tuple[str, ...] = ()            # ways the configuration is beyond every fitted run
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"basis": self.basis, "intervals": {k: list(v) for k, v in self.intervals.items()},
+                "outside_fit": list(self.outside_fit)}
+
+
+def _table() -> dict[str, Any]:
+    data: dict[str, Any] = load_data("intervals.yaml")
+    return data
+
+
+def ratio_band(kind: str, cls: str) -> tuple[float, float, int]:
+    """(r_low, r_high, n) of a class of held-out errors (`kind`: training | serving)."""
+    c = _table()[kind]["classes"][cls]
+    return float(c["low"]), float(c["high"]), int(c["n"])
+
+
+def _same(x: float | None, lo: float, hi: float) -> tuple[float, float] | None:
+    return None if x is None else (x * lo, x * hi)
+
+
+def _inverse(x: float | None, lo: float, hi: float) -> tuple[float, float] | None:
+    return None if x is None else (x / hi, x / lo)
+
+
+def _basis(kind: str, cls: str, n: int) -> str:
+    t = _table()
+    lo, hi = t["level"]
+    return (f"{kind} {cls}: {round(100 * lo)}th-{round(100 * hi)}th percentile of the held-out error of "
+            f"{n} published runs (validator/data/intervals.yaml)")
+
+
+def _outside(kind: str, figures: dict[str, float | str]) -> tuple[str, ...]:
+    """Reasons a configuration lies beyond the fitted runs: a number outside the envelope's range, or a
+    category (GPU, precision, mode) no fitted run had."""
+    env = _table()[kind]["envelope"]
+    out = []
+    for key, value in figures.items():
+        if key not in env:
+            continue
+        seen = env[key]
+        if isinstance(value, str):
+            if value not in seen:
+                out.append(f"{key} {value}: no fitted run (fitted: {', '.join(map(str, seen))})")
+        elif not seen[0] <= value <= seen[1]:
+            out.append(f"{key} {value:g} outside the fitted {seen[0]:g}-{seen[1]:g}")
+    return tuple(out)
+
+
+def training_trust(step_s: float, mfu: float, tokens_per_s: float, calibrated: bool, moe: bool,
+                   figures: dict[str, float | str]) -> Trust:
+    cls = "uncalibrated" if not calibrated else "moe" if moe else "dense"
+    lo, hi, n = ratio_band("training", cls)
+    mfu_band = _inverse(mfu, lo, hi)
+    intervals = {"step_time_s": _same(step_s, lo, hi),
+                 "mfu": None if mfu_band is None else (min(1.0, mfu_band[0]), min(1.0, mfu_band[1])),
+                 "tokens_per_s": _inverse(tokens_per_s, lo, hi)}
+    return Trust(_basis("training", cls, n), {k: v for k, v in intervals.items() if v is not None},
+                 _outside("training", figures))
+
+
+def serving_trust(values: dict[str, float | None], moe: bool, figures: dict[str, float | str]) -> Trust:
+    """`values`: the headline figures by JSON key; throughput and capacity take the throughput class,
+    TTFT and TPOT their own."""
+    tput = "throughput_moe" if moe else "throughput_dense"
+    classes = {"output_tokens_per_s_per_gpu": tput, "total_tokens_per_s_per_gpu": tput,
+               "requests_per_s_per_replica": tput, "fleet_capacity_qps": tput,
+               "ttft_ms": "ttft", "ttft_p50_ms": "ttft", "tpot_ms": "tpot", "tpot_p50_ms": "tpot"}
+    intervals = {}
+    for key, cls in classes.items():
+        lo, hi, _ = ratio_band("serving", cls)
+        band = _same(values.get(key), lo, hi)
+        if band is not None:
+            intervals[key] = band
+    lo, hi = _table()["level"]
+    ns = {cls: ratio_band("serving", cls)[2] for cls in (tput, "ttft", "tpot")}
+    basis = (f"serving: {round(100 * lo)}th-{round(100 * hi)}th percentile of the held-out error of published "
+             f"runs, throughput and capacity from {ns[tput]} {tput.replace('_', ' ')} points, TTFT from "
+             f"{ns['ttft']}, TPOT from {ns['tpot']} (validator/data/intervals.yaml)")
+    return Trust(basis, intervals, _outside("serving", figures))
