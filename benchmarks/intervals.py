@@ -9,7 +9,7 @@ Coverage is measured one more level out: for each source, the interval is recomp
 sources' errors of the class, and the source's points are checked against it (a source never
 contributes to the interval it is judged by).
 
-Run: python benchmarks/intervals.py --training-json FILE [--write] [--markdown FILE]
+Run: python benchmarks/intervals.py --training-json FILE [--write] [--markdown FILE] [--level 0.05 0.95]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from tests.training_runs import runs  # noqa: E402
 from validator.derive.estimate.constants import training_table  # noqa: E402
 
 LEVEL = (0.05, 0.95)
+LEVEL_NOW = list(LEVEL)        # --level overrides it
 OUT = ROOT / "validator" / "data" / "intervals.yaml"
 # (class, source, point id, r = published / estimated)
 Point = tuple[str, str, str, float]
@@ -46,7 +47,7 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def band(values: list[float]) -> tuple[float, float]:
-    return quantile(values, LEVEL[0]), quantile(values, LEVEL[1])
+    return quantile(values, LEVEL_NOW[0]), quantile(values, LEVEL_NOW[1])
 
 
 def training_points(held_out: dict[str, float]) -> list[Point]:
@@ -132,7 +133,7 @@ def render(train: list[Point], serve: list[Point]) -> str:
              "# benchmarks/intervals.py; do not edit by hand. docs/estimator.md, Intervals.",
              "source: benchmarks/intervals.py over tests/reference/ (training-runs.csv, published-runs.csv, "
              "serving-runs.csv)",
-             f"level: [{LEVEL[0]}, {LEVEL[1]}]"]
+             f"level: [{LEVEL_NOW[0]}, {LEVEL_NOW[1]}]"]
     for kind, pts in (("training", train), ("serving", serve)):
         lines += [f"{kind}:", "  classes:"]
         for cls, c in classes(pts).items():
@@ -160,7 +161,10 @@ def main() -> None:
     parser.add_argument("--training-json", type=Path, required=True, help="accuracy_training.py --json output")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--level", type=float, nargs=2, default=None, help="lower and upper quantile")
     opts = parser.parse_args()
+    if opts.level:
+        LEVEL_NOW[:] = opts.level
     held_out = json.loads(opts.training_json.read_text())["held_out"]
     train, serve = training_points(held_out), serving_points()
     text = "\n".join(table(train, serve))

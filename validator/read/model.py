@@ -320,6 +320,10 @@ class Training(Model):
         None, description="Layers on each pipeline stage, first to last (uneven stages, as Megatron-LM's "
         "--decoder-first/last-pipeline-num-layers allow); default: even, the shortfall on the first and last.")
     flash_attention: bool = Field(True, description="Fused attention (no s^2 activation memory).")
+    trainable_params_b: Annotated[float, Field(gt=0, le=1e5)] | None = Field(
+        None, description="Fine-tuning with frozen weights (LoRA adapters, partial unfreezing): the parameters "
+        "trained, billions. Frozen weights keep no gradients or optimizer state, compute no weight gradients "
+        "and are never reduced over data parallel. Default: every parameter is trained.")
     tokens: Annotated[float, Field(gt=0, le=1e16)] | None = Field(
         None, description="Token budget of the run (for time-to-train), e.g. 15e12.")
     checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target and interval.")

@@ -36,12 +36,15 @@ class LayerCompute:
     attention: float      # of which the attention core
     recompute: float      # extra work backward does again
     gemm_efficiency: float
+    matmul: float = 0.0   # of which the weight matmuls
+    trainable: float = 1.0    # share of the weights trained (frozen ones compute no weight gradient)
 
     @property
     def train(self) -> float:
-        """Forward + backward, without recomputation: backward is 2 x forward, except the fused attention
-        kernel's, which recomputes the scores and runs 5 matmuls to forward's 2 (2.5 x)."""
-        return 3 * self.forward + 0.5 * self.attention
+        """Forward + backward, without recomputation: backward is 2 x forward (input and weight gradients),
+        except the fused attention kernel's, which recomputes the scores and runs 5 matmuls to forward's 2
+        (2.5 x); frozen weights skip their weight-gradient matmuls."""
+        return 3 * self.forward + 0.5 * self.attention - (1 - self.trainable) * self.matmul
 
 
 def _matmul_time(s: TrainingSetup, c: TrainingConstants, peak: float) -> tuple[float, float]:
@@ -110,7 +113,8 @@ def layer_compute(s: TrainingSetup, c: TrainingConstants) -> LayerCompute:
         recompute = tokens * (2 * 2 * h + 2 * 2 * _ffn_per_token(s.model)) / s.tp / hbm
     else:
         recompute = 0.0
-    return LayerCompute(forward=forward, attention=attention, recompute=recompute, gemm_efficiency=eff)
+    return LayerCompute(forward=forward, attention=attention, recompute=recompute, gemm_efficiency=eff,
+                        matmul=matmul, trainable=s.trainable_share)
 
 
 def head_compute(s: TrainingSetup, c: TrainingConstants) -> float:
@@ -119,7 +123,7 @@ def head_compute(s: TrainingSetup, c: TrainingConstants) -> float:
     model, tokens = s.model, s.tokens_per_microbatch
     flops = 2 * model.vocab * model.hidden * tokens / s.tp
     peak16 = min(peak_flops(s.gpu, s.precision), peak16_flops(s.gpu))
-    gemm = 3 * flops / (peak16 * gemm_efficiency(c, flops / 1e9))
+    gemm = (2 + s.trainable_share) * flops / (peak16 * gemm_efficiency(c, flops / 1e9))
     loss = c.elementwise_factor * 4 * tokens * model.vocab / s.tp * 4 / (s.gpu.memory_bandwidth_tbs * 1e12)
     return gemm + loss
 

@@ -68,21 +68,22 @@ def dp_traffic(s: TrainingSetup) -> DpTraffic:
     """Ring volume one GPU sends per step; dense and expert parameters each over their own group."""
     dense, experts = param_split(s)
     stage, gb, m = s.sharding.stage, s.sharding.grad_bytes, s.microbatches
+    t = s.trainable_share            # frozen weights have no gradient; ZeRO-3 still gathers them
     gather = reduce = replicate = 0.0
     for psi, n in ((dense, s.dp * s.cp), (experts, max(1, s.dp * s.cp // s.ep))):
         if psi <= 0 or n <= 1:
             continue
         if stage == 0:
-            reduce += 2 * (n - 1) / n * gb * psi
+            reduce += 2 * (n - 1) / n * gb * psi * t
         elif stage < 3:
-            reduce += (n - 1) / n * gb * psi
-            gather += (n - 1) / n * PARAM_BYTES * psi
+            reduce += (n - 1) / n * gb * psi * t
+            gather += (n - 1) / n * PARAM_BYTES * psi * t
         else:
             g = min(n, s.sharding.group or n)
             r = max(1, n // g)
             gather += m * 2 * (g - 1) / g * PARAM_BYTES * psi
-            reduce += m * (g - 1) / g * gb * psi
-            replicate += 2 * (r - 1) / r * gb * psi / g
+            reduce += m * (g - 1) / g * gb * psi * t
+            replicate += 2 * (r - 1) / r * gb * psi / g * t
     return DpTraffic(gather, reduce, replicate)
 
 

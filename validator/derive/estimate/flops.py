@@ -78,6 +78,12 @@ def forward_flops_per_token(model: LlmModel, seq: int, *, convention: str = "cau
     return model.layers * per_layer + head
 
 
+def weight_flops_per_token(model: LlmModel) -> float:
+    """Forward FLOPs of the weight matmuls for one token (layers and LM head, no attention scores): the
+    weight-gradient matmuls backward adds for trained weights are as many."""
+    return model.layers * 2 * layer_matmul_params(model) + 2 * model.vocab * model.hidden
+
+
 def training_model_flops(model: LlmModel, seq: int, tokens: float, convention: str = "causal") -> float:
     """Model FLOPs of a training step over `tokens` tokens (no recomputation)."""
     return 3 * forward_flops_per_token(model, seq, convention=convention) * tokens

@@ -96,6 +96,7 @@ class TrainingSetup:
     pipeline_layers: tuple[int, ...] | None = None   # declared layers per pipeline stage (first to last)
     activation_offload: float = 0.0   # share of activation memory held in host memory
     tokens: float | None = None
+    trainable_share: float = 1.0      # trained parameters over the model's (LoRA / frozen weights: < 1)
 
     @property
     def gpus(self) -> int:

@@ -19,7 +19,7 @@ from validator.derive.estimate.comm import cp_time, ep_time, pp_time, tp_time
 from validator.derive.estimate.compute import head_compute, layer_compute, optimizer_time
 from validator.derive.estimate.constants import TrainingConstants, training_constants
 from validator.derive.estimate.data_parallel import DpTraffic, dp_cost, param_split
-from validator.derive.estimate.flops import forward_flops_per_token, recompute_flops_per_token
+from validator.derive.estimate.flops import forward_flops_per_token, recompute_flops_per_token, weight_flops_per_token
 from validator.derive.estimate.hardware import peak_flops
 from validator.derive.estimate.offload import offload_exposed
 from validator.derive.estimate.setup import TrainingSetup
@@ -91,7 +91,7 @@ def estimate_training(s: TrainingSetup, c: TrainingConstants | None = None) -> T
     dense, experts = param_split(s)
     shards = s.dp * s.cp if s.sharding.stage >= 1 else 1
     # experts shard over the DP x CP / EP expert-data-parallel ranks
-    optimizer = optimizer_time(dense + experts * (s.ep if shards > 1 else 1), shards, s, c)
+    optimizer = optimizer_time((dense + experts * (s.ep if shards > 1 else 1)) * s.trainable_share, shards, s, c)
     offload = offload_exposed(s, slot.forward, slot.backward) * m
     busy = m * slot.time + bubble
     nodes = max(1, math.ceil(s.gpus / 8))
@@ -110,9 +110,11 @@ def _result(s: TrainingSetup, c: TrainingConstants, step: float, breakdown: dict
     model, n = s.model, s.gpus
     tokens = s.global_batch * s.seq
     peak = peak_flops(s.gpu, s.precision)
-    model_flops = 3 * forward_flops_per_token(model, s.seq) * tokens
-    full_flops = 3 * forward_flops_per_token(model, s.seq, convention="full") * tokens
+    frozen = (1 - s.trainable_share) * weight_flops_per_token(model)    # weight gradients not computed
+    model_flops = (3 * forward_flops_per_token(model, s.seq) - frozen) * tokens
+    full_flops = (3 * forward_flops_per_token(model, s.seq, convention="full") - frozen) * tokens
     executed = 3 * forward_flops_per_token(model, s.seq, convention="causal" if s.flash_attention else "full")
+    executed -= frozen
     executed += recompute_flops_per_token(model, s.seq, s.recompute, s.recompute_share, s.flash_attention)
     comm = sum(breakdown[k] for k in ("tp", "cp", "ep", "pp", "dp", "offload"))
     return TrainingEstimate(

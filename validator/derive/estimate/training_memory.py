@@ -125,6 +125,7 @@ def model_states(model: LlmModel, t: Training) -> tuple[float, float, float]:
     shard = min(n, t.sharding_group) if t.sharding_group and t.zero_stage == 3 else n
     shard_e = max(1, min(shard, n // p.ep))
     opt_bytes = 12.0 if t.optimizer == "adam" else 4.0
+    trained = 1.0 if t.trainable_params_b is None else min(1.0, t.trainable_params_b / model.params_b)
 
     def states(psi: float, ranks: int) -> tuple[float, float, float]:
         if t.zero_stage >= 3:             # fp32 master shard, its gradient and the moments: 16 B / ranks
@@ -141,10 +142,11 @@ def model_states(model: LlmModel, t: Training) -> tuple[float, float, float]:
 
     dw, dg, do = states(dense, shard)
     ew, eg, eo = states(local_experts, shard_e)
-    w, g = dw + ew, dg + eg
+    w, g = dw + ew, (dg + eg) * trained          # frozen weights: no gradient, no optimizer state
+    do, eo = do * trained, eo * trained
     if t.zero_stage >= 3:                 # gathered weights of two layers (current, prefetched), one layer's
         w += 2 * 2 * layer_params(model, p.tp, p.ep)          # gradients before their reduce-scatter
-        g += 2 * layer_params(model, p.tp, p.ep)
+        g += 2 * layer_params(model, p.tp, p.ep) * trained
     return w, g, do + eo
 
 

@@ -15,6 +15,8 @@ from validator.derive.estimate.setup import FabricPath, FabricTier, Sharding, Tr
 from validator.derive.estimate.training import MFU_CONVENTION, TrainingEstimate, estimate_training
 from validator.derive.estimate.training_memory import TrainingMemory, training_memory
 from validator.expand.topology import Topology
+from validator.read.model import Training
+from validator.resolve.catalog.entries import LlmModel
 
 
 def fabric_path(topology: Topology, fabric: str = "compute") -> FabricPath:
@@ -49,7 +51,12 @@ def training_setup(topology: Topology) -> TrainingSetup:
         dp_comm_overlap=t.dp_comm_overlap,
         flash_attention=t.flash_attention, sharding=Sharding(t.zero_stage, t.sharding_group),
         fabric=fabric_path(topology), pipeline_layers=tuple(t.pipeline_layers) if t.pipeline_layers else None,
-        activation_offload=t.activation_offload, tokens=t.tokens)
+        activation_offload=t.activation_offload, tokens=t.tokens, trainable_share=trainable_share(r.model, t))
+
+
+def trainable_share(model: LlmModel, t: Training) -> float:
+    """Trained parameters over the model's: 1 unless `trainable_params_b` freezes the rest."""
+    return 1.0 if t.trainable_params_b is None else min(1.0, t.trainable_params_b / model.params_b)
 
 
 def goodput_inputs(topology: Topology, gpus: int) -> GoodputInputs:
