@@ -149,10 +149,13 @@ def table(train: list[Point], serve: list[Point]) -> list[str]:
              "coverage, interval from the other sources | coverage, shipped interval |", "|---|---|---|---|---|---|"]
     for kind, pts in (("training", train), ("serving", serve)):
         bands = classes(pts)
-        for cls, (n, inside, shipped) in coverage(pts).items():
+        cov = coverage(pts)
+        for cls, (n, inside, shipped) in cov.items():
             b = bands[cls]
             lines.append(f"| {kind} | {cls} | {n} | {b['low']:.2f}-{b['high']:.2f} | {100 * inside / n:.0f} % | "
                          f"{100 * shipped / n:.0f} % |")
+        n, inside, shipped = (sum(v[i] for v in cov.values()) for i in range(3))
+        lines.append(f"| {kind} | all | {n} | - | {100 * inside / n:.0f} % | {100 * shipped / n:.0f} % |")
     return lines
 
 
