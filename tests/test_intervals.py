@@ -53,7 +53,7 @@ def test_training_interval_is_the_held_out_band_of_its_class():
     t, m = e.training.estimate.step_time_s, e.training.estimate.mfu
     assert e.trust.intervals["step_time_s"] == pytest.approx((t * cls["low"], t * cls["high"]))
     assert e.trust.intervals["mfu"] == pytest.approx((m / cls["high"], m / cls["low"]))
-    assert "dense" in e.trust.basis and f"{cls['n']} published runs" in e.trust.basis
+    assert "dense: 5th-95th percentile" in e.trust.basis and f"{cls['n']} published runs" in e.trust.basis
     assert e.trust.outside_fit == ()
 
 
@@ -83,9 +83,8 @@ def test_band_is_the_quantiles_of_the_ratios():
 
 # Serving classes whose held-out points fall inside the interval built from the other sources at least
 # 80 % of the time (issue 32's target); the others are recorded below as strict expected failures.
-COVERED = ("throughput_dense",)
-MISSED = {"throughput_moe": "MoE attention-DP on Hopper and GB200 engine-specific kernels (docs/estimator.md)",
-          "ttft": "closed-loop bursts against the Poisson queue, vLLM 0.7.4 DeepSeek prefill",
+COVERED = ("throughput_dense", "throughput_moe")
+MISSED = {"ttft": "closed-loop bursts against the Poisson queue, vLLM 0.7.4 DeepSeek prefill",
           "tpot": "one source: no other source to build its interval from"}
 
 

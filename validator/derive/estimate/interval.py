@@ -7,7 +7,8 @@ The held-out errors are ratios r = published / estimated (each published run est
 fitted without its source). The interval of a figure that scales like the published one (a step time,
 a throughput, a latency) is [x r_low, x r_high]; of one that scales inversely with the step time
 (MFU, tokens/s in training) [x / r_high, x / r_low], MFU never above 1. r_low and r_high are the class's
-quantiles at the file's `level` (e.g. the 5th and 95th percentile)."""
+quantiles at its `level` (the 5th and 95th percentile, or the lowest and highest where a narrower pair
+covers less than 80 % of held-out points from other sources)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def ratio_band(kind: str, cls: str) -> tuple[float, float, int]:
     return float(c["low"]), float(c["high"]), int(c["n"])
 
 
+def _percentiles(kind: str, cls: str) -> str:
+    lo, hi = _table()[kind]["classes"][cls]["level"]
+    return "lowest-highest" if (lo, hi) == (0, 1) else f"{100 * lo:g}th-{100 * hi:g}th percentile"
+
+
 def _same(x: float | None, lo: float, hi: float) -> tuple[float, float] | None:
     return None if x is None else (x * lo, x * hi)
 
@@ -48,10 +54,8 @@ def _inverse(x: float | None, lo: float, hi: float) -> tuple[float, float] | Non
 
 
 def _basis(kind: str, cls: str, n: int) -> str:
-    t = _table()
-    lo, hi = t["level"]
-    return (f"{kind} {cls}: {round(100 * lo)}th-{round(100 * hi)}th percentile of the held-out error of "
-            f"{n} published runs (validator/data/intervals.yaml)")
+    return (f"{kind} {cls}: {_percentiles(kind, cls)} of the held-out error of {n} published runs "
+            "(validator/data/intervals.yaml)")
 
 
 def _outside(kind: str, figures: dict[str, float | str]) -> tuple[str, ...]:
@@ -96,9 +100,8 @@ def serving_trust(values: dict[str, float | None], moe: bool, figures: dict[str,
         band = _same(values.get(key), lo, hi)
         if band is not None:
             intervals[key] = band
-    lo, hi = _table()["level"]
-    ns = {cls: ratio_band("serving", cls)[2] for cls in (tput, "ttft", "tpot")}
-    basis = (f"serving: {round(100 * lo)}th-{round(100 * hi)}th percentile of the held-out error of published "
-             f"runs, throughput and capacity from {ns[tput]} {tput.replace('_', ' ')} points, TTFT from "
-             f"{ns['ttft']}, TPOT from {ns['tpot']} (validator/data/intervals.yaml)")
+    parts = [f"{what} the {_percentiles('serving', cls)} of {ratio_band('serving', cls)[2]} held-out "
+             f"{cls.replace('_', ' ')} points" for what, cls in
+             (("throughput and capacity:", tput), ("TTFT:", "ttft"), ("TPOT:", "tpot"))]
+    basis = "serving: " + "; ".join(parts) + " (validator/data/intervals.yaml)"
     return Trust(basis, intervals, _outside("serving", figures))
