@@ -155,12 +155,19 @@ def show(value: Any, fmt: str) -> str:
     return f"{text} {units[fmt]}" if fmt in units else text
 
 
+# text values that are themselves identifiers, in words
+WORDS = {"batch_limit": {"max_num_seqs": "the engine's limit on concurrent sequences (max-num-seqs)",
+                         "kv_cache": "KV-cache capacity"}}
+
+
 def figure_rows(estimate: dict[str, Any]) -> list[dict[str, Any]]:
     """Every scalar of an estimate's JSON, labelled: [{key, label, text, value}], sorted by label."""
     rows = []
     for key, value in _scalars(estimate):
         name, fmt = label(key)
-        rows.append({"key": key, "label": name, "text": show(value, fmt), "value": value})
+        text = WORDS.get(key.rpartition(".")[2], {}).get(value, None) if isinstance(value, str) else None
+        rows.append({"key": key, "label": name, "text": text or show(value, fmt), "value": value,
+                     "number": isinstance(value, (int, float)) and not isinstance(value, bool)})
     return sorted(rows, key=lambda r: (r["key"].count("."), r["label"].lower()))
 
 
