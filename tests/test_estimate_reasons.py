@@ -58,4 +58,5 @@ def test_no_token_budget_is_the_reason_given(tmp_path):
     assert est["time_to_train_days"] is None
     assert "training.tokens" in est["assumptions"]["time_to_train"]
     code, out, _ = cli("estimate", str(tmp_path / "design.yaml"))
+    assert code == 0
     assert "n/a (the design gives no training.tokens" in out

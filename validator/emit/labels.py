@@ -134,7 +134,7 @@ def show(value: Any, fmt: str) -> str:
         return "unknown"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, str) or fmt == "text" and not isinstance(value, (int, float)):
+    if isinstance(value, str) or (fmt == "text" and not isinstance(value, (int, float))):
         return str(value)
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)

@@ -146,8 +146,8 @@ def _fabric(ov: Overview, b: _Builder, f: str, pairs: list[tuple[str, int, str, 
     if fab.topology == "rail-only":
         planes = f" (each of {fab.planes} rails, each its own network)"
     ports: dict[str, float] = defaultdict(float)     # management ports: counted as their edges count them
-    for (a, _z), (n, _speed) in ov.edges.items():
-        ports[a] += n
+    for (a, _z), (links, _speed) in ov.edges.items():
+        ports[a] += links
     for k, local in members.items():
         if k.endswith("-mgmt"):
             many = f"{ports[k]:,.0f} on {len(local):,} devices" if ports[k] != len(local) else f"{len(local):,}"
