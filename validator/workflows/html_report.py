@@ -45,12 +45,20 @@ def _verdict(analysis: Analysis) -> dict[str, Any]:
 
 def _estimate(estimate: dict[str, Any]) -> dict[str, Any]:
     """The estimate in words and units: the headline figures of its kind, then every figure, labelled."""
-    from validator.emit.labels import HEADLINE, figure_rows
+    from validator.emit.labels import HEADLINE, figure_rows, label, show
 
-    rows = figure_rows({k: v for k, v in estimate.items() if k not in ("version", "name", "file", "kind")})
+    skip = ("version", "name", "file", "kind", "trust", "valid", "blocked_by")
+    rows = figure_rows({k: v for k, v in estimate.items() if k not in skip})
+    trust = estimate.get("trust") or {}
+    for r in rows:          # the likely range of a figure where the estimator gives one (its held-out error)
+        low_high = (trust.get("intervals") or {}).get(r["key"])
+        r["interval"] = None if not low_high else f"{show(low_high[0], label(r['key'])[1])} to " \
+                                                   f"{show(low_high[1], label(r['key'])[1])}"
     by_key = {r["key"]: r for r in rows}
     head = [by_key[k] for k in HEADLINE.get(estimate["kind"], ()) if k in by_key]
-    return {"headline": head, "rows": rows, "uncertainty_pct": estimate.get("uncertainty_pct")}
+    return {"headline": head, "rows": rows, "uncertainty_pct": estimate.get("uncertainty_pct"),
+            "basis": trust.get("basis"), "outside_fit": trust.get("outside_fit") or [],
+            "valid": estimate.get("valid", True), "blocked_by": estimate.get("blocked_by") or []}
 
 
 def _diff(design: Path, base: str, run: RunConfig) -> dict[str, Any]:
