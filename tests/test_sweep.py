@@ -64,14 +64,15 @@ def test_training_grid_rows_equal_single_runs(tmp_path):
         assert (row["errors"], row["warnings"], row["error_rules"]) == \
             (single["errors"], single["warnings"], single["error_rules"])
         assert est["valid"] == (single["errors"] == 0)
-        if single["errors"]:     # a point that fails a rule shows no performance figures
-            assert row["mfu"] is None and row["tokens_per_s"] is None and row["cost_per_million_tokens"] is None
-            continue
-        assert row["mfu"] == est["mfu"] and row["tokens_per_s"] == est["tokens_per_s"]
-        assert row["time_to_train_days"] == est["time_to_train_days"]
         assert row["capex_usd"] == bom["totals"]["capex_usd"] and bom["totals"]["capex_complete"]
         assert row["it_kw"] == bom["power"]["it_kw"] and row["facility_kw"] == bom["power"]["facility_kw"]
         assert row["gpu_hour_usd"] == bom["tco"]["gpu_hour_usd"]
+        assert row["withheld"] == bool(single["errors"])
+        if single["errors"]:    # a point that fails its rules is marked, not measured
+            assert all(row[k] is None for k in ("mfu", "tokens_per_s", "time_to_train_days", "cost_per_million_tokens"))
+            continue
+        assert row["mfu"] == est["mfu"] and row["tokens_per_s"] == est["tokens_per_s"]
+        assert row["time_to_train_days"] == est["time_to_train_days"]
         # training cost per million tokens: a busy GPU-hour over the tokens one GPU trains in an hour
         expected = bom["tco"]["gpu_hour_usd"] / (est["tokens_per_s_per_gpu"] * 3600 / 1e6)
         assert row["cost_per_million_tokens"] == pytest.approx(expected, rel=1e-12)
@@ -174,3 +175,17 @@ def test_progress_bar_on_a_terminal(monkeypatch):
     code, out, err = cli("sweep", rel(SERVING), "--set", "inference.targets.qps=10,40", "-j", "1", "-f", "csv")
     assert code == 0 and out == plain
     assert "sweep [" in err and "/2" in err
+
+
+def test_a_point_with_errors_shows_fails_not_figures():
+    """128 servers x 8 = 1,024 GPUs cannot hold DP 64 x TP 8 x PP 4 = 2,048 (TRN005): the row says `fails`
+    in every performance column and the footnote says why, instead of printing an MFU for a job that cannot run."""
+    code, out, _ = cli("sweep", rel(TRAINING), "--set", "training.parallelism.dp=32,64", "--set", "compute.count=128",
+                       "-j", "1")
+    assert code == 0
+    lines = out.splitlines()
+    ok, bad = lines[2].split(), lines[3].split()
+    assert "TRN005" in bad and "TRN005" not in ok
+    assert bad.count("fails") == 4 and "fails" not in ok    # MFU, tokens/s, days, $/Mtok
+    assert any(cell.endswith("%") for cell in ok) and not any(cell.endswith("%") for cell in bad)
+    assert any(line.startswith("fails: the point has error findings") for line in lines)

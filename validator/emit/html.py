@@ -36,6 +36,13 @@ def _pct(value: Any) -> str:
     return "unknown" if value is None else f"{value * 100:.3g}%"
 
 
+def _money(value: Any) -> str:
+    """Dollars with cents where the value is small ($1.64 per GPU-hour), whole dollars above $100."""
+    from validator.emit.labels import show
+
+    return show(value, "usd")
+
+
 def _raw(value: Any) -> str:
     """The exact JSON value, for data-value attributes a test (or a script of the reader's) compares."""
     return json.dumps(value)
@@ -47,7 +54,7 @@ def render_page(page: dict[str, Any]) -> str:
 
     env = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=_num, usd=_usd, pct=_pct, raw=_raw)
+    env.filters.update(num=_num, usd=_usd, pct=_pct, raw=_raw, money=_money)
     picture = page.get("picture") or {}
     svg = Markup(picture.get("svg", ""))    # checked by inline_svg: drawing elements only
     return env.get_template("report/page.html.j2").render(page=page, svg=svg)

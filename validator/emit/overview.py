@@ -145,7 +145,14 @@ def _fabric(ov: Overview, b: _Builder, f: str, pairs: list[tuple[str, int, str, 
     planes = f" (each of {fab.planes} planes)" if fab.planes > 1 and f != "oob" else ""
     if fab.topology == "rail-only":
         planes = f" (each of {fab.planes} rails, each its own network)"
+    ports: dict[str, float] = defaultdict(float)     # management ports: counted as their edges count them
+    for (a, _z), (links, _speed) in ov.edges.items():
+        ports[a] += links
     for k, local in members.items():
+        if k.endswith("-mgmt"):
+            many = f"{ports[k]:,.0f} on {len(local):,} devices" if ports[k] != len(local) else f"{len(local):,}"
+            ov.nodes[k] = (f, f"{k.split('/')[1][:-5]} management ports\n{many}", "box")
+            continue
         ov.nodes[k] = (f, _label(b, f, k, len(local), rail_word) + planes, "box")
 
 
@@ -181,9 +188,10 @@ def _label(b: _Builder, f: str, key: str, count: int, rail_word: str) -> str:
     return f"{role}\n{count:,}"
 
 
-def overview_dot(ov: Overview) -> str:
-    """The overview as DOT, laid out bottom-up: servers, leaves, spines, cores."""
-    lines = [f"graph {dot_string(ov.name)} {{", '  graph [rankdir=BT fontname="Helvetica" fontsize=11 '
+def overview_dot(ov: Overview, direction: str = "BT") -> str:
+    """The overview as DOT, laid out bottom-up (servers, leaves, spines, cores) or, for a page, left to right."""
+    assert direction in ("BT", "LR")
+    lines = [f"graph {dot_string(ov.name)} {{", f'  graph [rankdir={direction} fontname="Helvetica" fontsize=11 '
              'nodesep=0.25 ranksep=0.6 newrank=true]', '  node [fontname="Helvetica" fontsize=10 style=filled '
              'fillcolor="#eef3fb" color="#4a6fa5"]', '  edge [fontname="Helvetica" fontsize=9 color="#7a8aa0"]']
     clusters: dict[str, list[str]] = defaultdict(list)

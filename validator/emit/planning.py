@@ -57,9 +57,12 @@ def text_table(head: Sequence[str], rows: Sequence[Sequence[str]], right: Sequen
 
 
 def _visible(row: dict[str, Any], key: str) -> str:
-    """A point whose design could not be read has no figures at all: `-`, not `unknown`."""
+    """A point whose design could not be read has no figures at all: `-`, not `unknown`; a point with error
+    findings shows `fails` instead of performance figures."""
     if row.get("gpus") is None and key in (*COMMON, *TRAINING, *INFERENCE):
         return "-"
+    if row.get("withheld") and key in (*TRAINING, *INFERENCE):
+        return "fails"
     return cell(key, row.get(key))
 
 
@@ -72,9 +75,12 @@ def sweep_text(design: str, kind: str, settings: Sequence[str], rows: Sequence[d
     title = (f"{design}: {len(rows)} point{'s' if len(rows) != 1 else ''} ({'zip' if zipped else 'grid'} of "
              f"{', '.join(settings)}); {failing} with errors\n")
     notes = []
+    if any("fails" in r for r in body):
+        notes.append("fails: the point has error findings (error rules), so its performance figures are not "
+                     "shown; `clusterplan validate` on the point says what to change\n")
     if any("unknown" in r for r in body):
-        notes.append("unknown: the figure needs a price or a power figure the catalog lacks (`clusterplan bom` "
-                     "names the part)\n")
+        notes.append("unknown: the figure needs a price or power figure the catalog lacks, or an input the design "
+                     "does not give (`clusterplan bom` and `clusterplan estimate` name it)\n")
     if any("-" in r for r in body):
         notes.append("-: the point's design could not be read; run `clusterplan validate` on it to see why\n")
     return title + text_table(head, body, right) + "".join(notes)

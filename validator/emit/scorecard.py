@@ -47,12 +47,14 @@ def _training(e: dict[str, Any]) -> list[str]:
                  "per GPU")
     good = e["goodput"]
     ideal = _days(e["time_to_train_ideal_days"], "no token budget")
-    real = _days(e["time_to_train_days"], "no token budget" if e["time_to_train_ideal_days"] is None
-                 else "no storage write bandwidth")
+    missing = e["assumptions"].get("time_to_train", "")
+    real = _days(e["time_to_train_days"], missing.removeprefix("not computed: ") or "unknown")
     cost = e["cost_per_run_usd"]
     lines.append(f"  time to train {real} at goodput {'n/a' if good is None else f'{100 * good:.1f}%'} "
                  f"(ideal {ideal}); cost per run {'n/a' if cost is None else f'${cost:,.0f}'}")
     rel = e["reliability"]
+    if e["assumptions"].get("checkpoint_storage"):
+        lines.append(f"    assumed: {e['assumptions']['checkpoint_storage']}")
     if rel:
         lines.append(f"    {rel['interruptions_per_day']:.2g} interruptions/day, checkpoint write "
                      f"{rel['checkpoint_write_s']:,.0f} s every {rel['checkpoint_interval_minutes']:,.0f} min, "

@@ -30,17 +30,35 @@ def _findings(analysis: Analysis, text: str) -> list[dict[str, Any]]:
     return out
 
 
-def _scalars(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """Every scalar of a JSON object with its dotted key (lists are left to the JSON output)."""
-    out: list[tuple[str, Any]] = []
-    for k in sorted(data):
-        v = data[k]
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out += _scalars(v, key + ".")
-        elif not isinstance(v, list):
-            out.append((key, v))
-    return out
+def _verdict(analysis: Analysis) -> dict[str, Any]:
+    """Pass, pass with warnings, or fail: what a reader needs before any figure, with the top findings."""
+    active = [f for f in analysis.findings if not f.waived]
+    counts = {sev: sum(f.severity == sev for f in active) for sev in ("error", "warning", "info")}
+    status = "fail" if counts["error"] else "warnings" if counts["warning"] else "pass"
+    words = {"fail": "Fails its rules", "warnings": "Passes, with warnings", "pass": "Passes every rule"}[status]
+    order = {"error": 0, "warning": 1, "info": 2}
+    top = sorted((f for f in active if f.severity != "info"), key=lambda f: (order[f.severity], f.line))[:3]
+    return {"status": status, "title": words, "counts": counts,
+            "waived": sum(f.waived for f in analysis.findings),
+            "top": [{"rule": f.rule, "severity": f.severity, "line": f.line, "message": f.message} for f in top]}
+
+
+def _estimate(estimate: dict[str, Any]) -> dict[str, Any]:
+    """The estimate in words and units: the headline figures of its kind, then every figure, labelled."""
+    from validator.emit.labels import HEADLINE, figure_rows, label, show
+
+    skip = ("version", "name", "file", "kind", "trust", "valid", "blocked_by")
+    rows = figure_rows({k: v for k, v in estimate.items() if k not in skip})
+    trust = estimate.get("trust") or {}
+    for r in rows:          # the likely range of a figure where the estimator gives one (its held-out error)
+        low_high = (trust.get("intervals") or {}).get(r["key"])
+        r["interval"] = None if not low_high else f"{show(low_high[0], label(r['key'])[1])} to " \
+                                                   f"{show(low_high[1], label(r['key'])[1])}"
+    by_key = {r["key"]: r for r in rows}
+    head = [by_key[k] for k in HEADLINE.get(estimate["kind"], ()) if k in by_key]
+    return {"headline": head, "rows": rows, "uncertainty_pct": estimate.get("uncertainty_pct"),
+            "basis": trust.get("basis"), "outside_fit": trust.get("outside_fit") or [],
+            "valid": estimate.get("valid", True), "blocked_by": estimate.get("blocked_by") or []}
 
 
 def _diff(design: Path, base: str, run: RunConfig) -> dict[str, Any]:
@@ -70,7 +88,9 @@ def _picture(analysis: Analysis) -> dict[str, str]:
 
     assert analysis.topology is not None
     try:
-        return {"svg": inline_svg(render_svg(overview_dot(build_overview(analysis.topology)))), "error": ""}
+        # left to right: tiers side by side and the groups of a tier stacked, so the picture fits a page's width
+        dot = overview_dot(build_overview(analysis.topology), direction="LR")
+        return {"svg": inline_svg(render_svg(dot)), "error": ""}
     except ToolError as exc:
         return {"svg": "", "error": str(exc)}
 
@@ -113,8 +133,9 @@ def build_report(design: Path, analysis: Analysis, run: RunConfig, base: str | N
         "design": {"name": topo.resolved.design.metadata.name, "file": analysis.file, "kind": estimate["kind"],
                    "gpus": topo.gpus, "gpu": topo.resolved.gpu.id, "servers": topo.servers,
                    "server": topo.resolved.server.id, "description": topo.resolved.design.metadata.description},
+        "verdict": _verdict(analysis),
         "findings": _findings(analysis, text),
-        "estimate": _scalars({k: v for k, v in estimate.items() if k not in ("version", "name", "file")}),
+        "estimate": _estimate(estimate),
         "bom": bom,
         "failures": failures_json(analyze_failures(topo, derived)),
         "picture": _picture(analysis),

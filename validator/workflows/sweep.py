@@ -272,11 +272,14 @@ def row_of(analysis: Analysis) -> dict[str, Any]:
     if analysis.derived is not None and m.get("mfu") is not None:
         per_gpu = analysis.derived.estimate.as_dict()["tokens_per_s_per_gpu"]
         row["cost_per_million_tokens"] = training_cost_per_million(m.get("gpu_hour_usd"), per_gpu)
-    if row["errors"]:      # a point that fails a rule has no valid performance: no figures, only the rules
-        row.update(dict.fromkeys(PERFORMANCE))
+    row["withheld"] = bool(row["errors"])
+    if row["withheld"]:     # a point that fails its rules is marked, not measured
+        for key in PERFORMANCE:
+            row[key] = None
     return row
 
 
+# the figures a point with error findings does not show: they would describe a cluster that cannot run
 PERFORMANCE = ("mfu", "tokens_per_s", "time_to_train_days", "output_tokens_per_s_per_gpu", "ttft_ms", "tpot_ms",
                "replicas_needed", "cost_per_million_tokens")
 

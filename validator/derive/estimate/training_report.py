@@ -67,12 +67,34 @@ def goodput_inputs(topology: Topology, gpus: int) -> GoodputInputs:
     rate = g.interruptions_per_gpu_hour if g and g.interruptions_per_gpu_hour is not None else \
         reliability("interruptions_per_gpu_hour")
     restart = g.restart_minutes if g and g.restart_minutes is not None else reliability("restart_minutes")
+    checkpoint_gb = r.model.params_b * reliability("checkpoint_bytes_per_parameter")
+    write = storage.write_gbytes_s if storage else None
+    if write is None:       # storage sized to the checkpoint target: the assumption STORAGE_ASSUMED states
+        write = checkpoint_gb / checkpoint_target_s(topology)
     return GoodputInputs(
-        gpus=gpus, interruptions_per_gpu_hour=rate,
-        checkpoint_gb=r.model.params_b * reliability("checkpoint_bytes_per_parameter"),
-        write_gbytes_s=storage.write_gbytes_s if storage else None,
+        gpus=gpus, interruptions_per_gpu_hour=rate, checkpoint_gb=checkpoint_gb, write_gbytes_s=write,
         read_gbytes_s=storage.read_gbytes_s if storage else None, restart_minutes=restart,
         interval_minutes=ck.interval_minutes if ck else None, async_save=bool(ck and ck.async_save))
+
+
+def checkpoint_target_s(topology: Topology) -> float:
+    """The design's checkpoint write target, else thresholds.yaml's (TRN008 checks storage against it)."""
+    ck = topology.resolved.training.checkpoint
+    if ck is not None:
+        return ck.write_target_s
+    name = "checkpoint_write_target_s"
+    default = float(load_data("thresholds.yaml")["thresholds"][name]["value"])
+    return float(topology.resolved.design.thresholds.get(name, default))
+
+
+def storage_assumption(topology: Topology) -> str | None:
+    """What time-to-train assumes about checkpoint storage the design does not describe, or None."""
+    storage = topology.resolved.design.storage
+    if storage is not None and storage.write_gbytes_s is not None:
+        return None
+    return (f"no storage write bandwidth in the design: a full checkpoint is assumed to write in "
+            f"{checkpoint_target_s(topology):g} s (the checkpoint write target, storage sized to meet it); "
+            "declare storage: {type: parallel-fs, write_gbytes_s: ...} for your own")
 
 
 @fact
@@ -83,6 +105,7 @@ class TrainingReport:
     hbm_gb: float
     goodput: Goodput | None
     gpu_hour_usd: float | None
+    storage_assumed: str | None = None    # set when the checkpoint storage is assumed, not declared
     kind: str = "training"
 
     @property
@@ -131,8 +154,19 @@ class TrainingReport:
                 "checkpoint_blocking_s": g.checkpoint_blocking_s, "checkpoint_interval_minutes": g.interval_minutes,
                 "restart_minutes": g.restart_minutes},
             "assumptions": {**e.assumptions, "mfu_convention": MFU_CONVENTION,
-                            "goodput": "Young/Daly checkpoint-restart model, validator/data/reliability.yaml"},
+                            "goodput": "Young/Daly checkpoint-restart model, validator/data/reliability.yaml",
+                            **({"checkpoint_storage": self.storage_assumed} if self.storage_assumed else {}),
+                            **({"time_to_train": self.days_missing} if self.days_missing else {})},
         }
+
+    @property
+    def days_missing(self) -> str | None:
+        """Why there is no time to train, in words a user acts on; None when there is one."""
+        if self.days is not None:
+            return None
+        if not self.setup.tokens:
+            return "not computed: the design gives no training.tokens (the number of tokens to train on)"
+        return "not computed: checkpoints and restarts take all of the wall-clock time (goodput 0)"
 
 
 def training_report(topology: Topology, gpu_hour_usd: float | None) -> TrainingReport:
@@ -141,7 +175,8 @@ def training_report(topology: Topology, gpu_hour_usd: float | None) -> TrainingR
     reserve = float(load_data("thresholds.yaml")["thresholds"]["memory_reserve_gb"]["value"])
     memory = training_memory(r.model, r.training, r.design.thresholds.get("memory_reserve_gb", reserve))
     return TrainingReport(setup=setup, estimate=estimate_training(setup), memory=memory, hbm_gb=r.gpu.memory_gb,
-                          goodput=goodput(goodput_inputs(topology, setup.gpus)), gpu_hour_usd=gpu_hour_usd)
+                          goodput=goodput(goodput_inputs(topology, setup.gpus)), gpu_hour_usd=gpu_hour_usd,
+                          storage_assumed=storage_assumption(topology))
 
 
 def finite(x: float) -> bool:
