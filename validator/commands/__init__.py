@@ -17,12 +17,12 @@ import typer
 
 from validator import __version__
 from validator.base.errors import ToolError
-from validator.commands import build, check, compare, failures, inspect, plan, reference, report, topology
+from validator.commands import build, check, compare, dcim, failures, inspect, plan, reference, report, topology
 
 COMMANDS = (check.validate, inspect.describe, inspect.estimate, build.bom, build.cabling, build.racks, build.render,
             compare.diff, plan.size, plan.sweep, check.outputs, failures.failures, topology.topology, report.report,
             reference.schema, reference.rules, reference.explain, reference.docs)
-GROUPS = {"catalog": reference.catalog_app}
+GROUPS = {"catalog": reference.catalog_app, "dcim": dcim.dcim_app}
 
 
 def _typer(names: Collection[str] | None = None) -> typer.Typer:

@@ -127,16 +127,30 @@ def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
 
 
 def oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
-    """Management ports to the out-of-band leaves of their rack (or group), spread evenly over them."""
+    """Management ports to the out-of-band leaves of their rack (or group), spread evenly over them.
+
+    Servers and storage nodes fill each leaf from its first port up, round robin from the unit's first leaf;
+    switches and appliances fill from the last port down, round robin from its last leaf. So adding servers
+    moves no switch's management cable (a growth re-patches nothing). Where a leaf would run out of ports
+    that way (a unit filled to the last port), the ports are given in one sequence instead."""
     speed = fab.speed_gbps
+    capacity = fab.plane.tiers[0].down_ports if fab.plane.tiers else 0
     for unit in topology.racks.oob_units:
-        k = 0
-        for role, first, count in unit.endpoints:
-            for index in range(first, first + count):
-                leaf, slot = unit.first_leaf + k % unit.leaves, k // unit.leaves
+        hosts = [(r, i) for r, first, n in unit.endpoints if r in ("server", "storage")
+                 for i in range(first, first + n)]
+        others = [(r, i) for r, first, n in unit.endpoints if r not in ("server", "storage")
+                  for i in range(first, first + n)]
+        per_leaf = -(-len(hosts) // unit.leaves) + -(-len(others) // unit.leaves)
+        if not capacity or per_leaf > capacity:
+            for k, (role, index) in enumerate(hosts + others):
                 port: int | str = 1 if role in ("server", "storage") else "mgmt"
-                yield (role, index, port, "leaf", leaf, slot + 1, speed)
-                k += 1
+                yield (role, index, port, "leaf", unit.first_leaf + k % unit.leaves, k // unit.leaves + 1, speed)
+            continue
+        for k, (role, index) in enumerate(hosts):
+            yield (role, index, 1, "leaf", unit.first_leaf + k % unit.leaves, k // unit.leaves + 1, speed)
+        for k, (role, index) in enumerate(others):
+            leaf = unit.first_leaf + unit.leaves - 1 - k % unit.leaves
+            yield (role, index, "mgmt", "leaf", leaf, capacity - k // unit.leaves, speed)
 
 
 def appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:

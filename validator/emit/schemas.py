@@ -4,6 +4,7 @@ rack elevations)."""
 from __future__ import annotations
 
 from validator.derive.elevation import racks_schema
+from validator.emit.dcim_schema import dcim_schema
 from validator.read.schema import DESIGN_SCHEMA_FILE, generate_design_schema, schema_text
 from validator.read.sizing import REQUEST_SCHEMA_FILE, request_schema
 from validator.resolve.catalog.entries import catalog_file_schema
@@ -16,4 +17,5 @@ def generated_schemas() -> dict[str, str]:
             "clusterplan-catalog.schema.json": schema_text(catalog_file_schema()),
             "pricebook.schema.json": schema_text(pricebook_schema()),
             "racks.schema.json": schema_text(racks_schema()),
+            "dcim.schema.json": schema_text(dcim_schema()),
             REQUEST_SCHEMA_FILE: schema_text(request_schema())}
