@@ -17,6 +17,8 @@ from validator.base.facts import fact
 from validator.base.paths import OutsideRepository, confine, repository_root
 from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
+from validator.derive.cabling import Plan
+from validator.derive.switch_os import port_cable_lengths
 from validator.emit import tables
 from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
@@ -127,12 +129,13 @@ class _Templates:
 
 
 def _nvue_context(d: DeviceConfig) -> dict[str, Any]:
-    nos = {k: v["value"] for k, v in load_data("switch_os.yaml").items()}
-    poll = int(nos["nvue_pfc_watchdog_poll_ms"])
-    wd = d.qos.watchdog if d.qos is not None else None
-    robustness = max(1, -(-wd.detection_ms // poll)) if wd is not None else None
-    return {"d": d, "n": {"release": nos["nvue_release"], "pfcwd_poll_ms": poll,
-                          "pfcwd_robustness": robustness}}
+    """NVUE facts: the release, the PFC watchdog as polling-interval x robustness (exactly the
+    design's detection time, derive/switch_os.py) and one PFC profile per cable length."""
+    release = load_data("switch_os.yaml")["nvue_release"]["value"]
+    timers = d.timers
+    return {"d": d, "n": {"release": release,
+                          "pfcwd_poll_ms": timers.get("polling-interval") if timers else None,
+                          "pfcwd_robustness": timers.get("robustness") if timers else None}}
 
 
 def _device_files(env: _Templates, d: DeviceConfig) -> Iterator[Rendered]:
@@ -158,11 +161,16 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
     env = _Templates(user_templates)
     opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
     notes = Notes()
+    plan = None
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
         if fab is None or fab.type == "infiniband" or not fab.buildable:
             continue
-        for d in device_configs(topology, fabric):
+        lengths = None
+        if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
+            plan = plan or Plan(topology)
+            lengths = port_cable_lengths(plan, fabric)
+        for d in device_configs(topology, fabric, lengths):
             notes.add(d)
             yield from _device_files(env, d)
     for f in ib_facts(topology):

@@ -17,6 +17,7 @@ from typing import Any
 
 from validator.base.resources import load_data
 from validator.derive.links import iter_links
+from validator.derive.switch_os import WatchdogTimers, watchdog_timers
 from validator.emit.render.device import (
     Breakout,
     Buffers,
@@ -130,7 +131,8 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
     return ends
 
 
-def _interfaces(names: dict[int, PortName], ends: list[_Ends], mtu: int) -> list[Interface]:
+def _interfaces(names: dict[int, PortName], ends: list[_Ends], mtu: int,
+                lengths: dict[int, int]) -> list[Interface]:
     out = []
     opened: set[str] = set()
     for number, ip, peer_ip, peer, peer_asn in sorted(ends):
@@ -138,12 +140,20 @@ def _interfaces(names: dict[int, PortName], ends: list[_Ends], mtu: int) -> list
         first = port.breakout is not None and port.breakout.nvue_parent not in opened
         if port.breakout is not None:
             opened.add(port.breakout.nvue_parent)
-        out.append(Interface(port, mtu, peer, ip, peer_ip, peer, peer_asn, first))
+        out.append(Interface(port, mtu, peer, ip, peer_ip, peer, peer_asn, first, lengths.get(number)))
     return out
 
 
-def device_configs(topology: Topology, fabric: str) -> Iterator[DeviceConfig]:
-    """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management."""
+def _timers(qos: Qos | None, os: str, restoration_set: bool) -> WatchdogTimers | None:
+    if qos is None or qos.watchdog is None:
+        return None
+    return watchdog_timers(os, qos.watchdog.detection_ms, qos.watchdog.restoration_ms, restoration_set)
+
+
+def device_configs(topology: Topology, fabric: str,
+                   lengths: dict[str, dict[int, int]] | None = None) -> Iterator[DeviceConfig]:
+    """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management;
+    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom."""
     fab = topology.fabrics[fabric]
     spec = getattr(topology.resolved.design.fabrics, fabric)
     plan = _values("addressing.yaml")
@@ -161,6 +171,8 @@ def device_configs(topology: Topology, fabric: str) -> Iterator[DeviceConfig]:
         os = tier.switch.os
         buffers: Buffers | None = buffers_for(tier.switch.asic) if qos is not None else None
         platform = platform_for(tier.switch.id)
+        timers = _timers(qos, os, bool(spec.lossless and spec.lossless.switch.pfc_watchdog
+                                       and spec.lossless.switch.pfc_watchdog.restoration_ms is not None))
         for index, name in enumerate(fab.names(tier.role)):
             serial += 1
             mgmt = Mgmt(nos["mgmt_interface"].get(os, "eth0"), nos["mgmt_vrf"].get(os, "mgmt"),
@@ -168,5 +180,6 @@ def device_configs(topology: Topology, fabric: str) -> Iterator[DeviceConfig]:
             device = DeviceConfig(fabric, fab.type, tier.role, name, index, serial, tier.switch, os,
                                   asn_for(fabric, tier.role, index), f"{loopbacks.network_address + serial}/32",
                                   mgmt, platform, qos, buffers, mtu)
-            device.interfaces = _interfaces(names, ends.get(name, []), mtu)
+            device.interfaces = _interfaces(names, ends.get(name, []), mtu, (lengths or {}).get(name, {}))
+            device.timers = timers
             yield device

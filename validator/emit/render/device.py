@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from validator.base.facts import fact
+from validator.derive.switch_os import WatchdogTimers
 from validator.resolve.catalog.entries import Switch
 
 
@@ -119,6 +120,7 @@ class Interface:
     peer: str                   # device:port
     peer_asn: int | None        # set on switch-to-switch links (BGP neighbours)
     opens_cage: bool = False    # the first used sub-port of a split cage: the breakout goes before it
+    cable_m: int | None = None  # length class of the cable on this port (lossless headroom is sized for it)
 
 
 @fact
@@ -156,6 +158,12 @@ class DeviceConfig:
     buffers: Buffers | None
     mtu: int
     interfaces: list[Interface] = field(default_factory=list)
+    timers: WatchdogTimers | None = None     # the PFC watchdog as this OS sets it (derive/switch_os.py)
+
+    @property
+    def cable_lengths(self) -> list[int]:
+        """The distinct cable lengths of this switch's ports, shortest first (one PFC profile each)."""
+        return sorted({i.cable_m for i in self.interfaces if i.cable_m is not None})
 
     @property
     def router_id(self) -> str:

@@ -67,7 +67,7 @@ def avd_structured_config(d: DeviceConfig) -> dict[str, Any]:
             wd = qos.watchdog
             out["priority_flow_control"] = {"watchdog": {
                 "action": wd.action, "timeout": _seconds(wd.detection_ms),
-                "polling_interval": _seconds(max(1, wd.detection_ms // 2)),
+                "polling_interval": _seconds(d.timers.get("poll_ms") if d.timers else max(1, wd.detection_ms // 2)),
                 "recovery_time": _seconds(wd.restoration_ms)}}
     for i in d.interfaces:
         eth: dict[str, Any] = {"name": i.port.eos, "description": i.description, "mtu": i.mtu,
