@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.eos import avd_structured_config
 from validator.emit.render.notes import Notes
-from validator.emit.render.opensm import PARTITIONS_FILE, ib_facts, ibdm_topology
+from validator.emit.render.opensm import ADAPTIVE_FILE, PARTITIONS_FILE, ib_facts, ibdm_topology
 from validator.emit.render.sonic import sonic_json, sonic_tables
 from validator.expand.topology import Topology
 from validator.read.loader import read_text
@@ -177,6 +178,12 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
                        env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
                                   qos_max_vls=opensm["qos_max_vls"]))
+        if f.adaptive is not None:
+            # NVIDIA's subnet manager only: the same settings with its adaptive routing engine
+            adaptive = replace(f, routing_engine=f.adaptive, routing_reason=f.adaptive_reason)
+            yield Rendered(f"configs/{f.fabric}/{ADAPTIVE_FILE}",
+                           env.render("opensm/opensm.conf.j2", f=adaptive, sm_priority=opensm["sm_priority"],
+                                      qos_max_vls=opensm["qos_max_vls"]))
         yield Rendered(f"configs/{f.fabric}/{PARTITIONS_FILE}",
                        env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
         yield Rendered(f"configs/{f.fabric}/ibdiagnet.topo", "".join(ibdm_topology(topology, f.fabric)))
