@@ -27,6 +27,8 @@ from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.eos import avd_structured_config
 from validator.emit.render.notes import Notes
+from validator.emit.render.oob import FABRIC as OOB
+from validator.emit.render.oob import mgmt_peers, oob_configs
 from validator.emit.render.opensm import ADAPTIVE_FILE, PARTITIONS_FILE, ib_facts, ibdm_topology
 from validator.emit.render.sonic import sonic_json, sonic_tables
 from validator.expand.topology import Topology
@@ -156,6 +158,19 @@ def _device_files(env: _Templates, d: DeviceConfig) -> Iterator[Rendered]:
         yield Rendered(f"{base}.{suffix}", env.render(template, tables=sonic_json(data), data=data, d=d))
 
 
+def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Rendered]:
+    """The out-of-band switches (emit/render/oob.py): Cumulus Linux NVUE; any other OS is listed in
+    NOTES.md as not rendered, never skipped silently."""
+    release = load_data("switch_os.yaml")["nvue_release"]["value"]
+    for o in oob_configs(topology):
+        if o.os == "cumulus":
+            notes.oob += 1
+            yield Rendered(f"configs/{OOB}/{o.name}.startup.yaml",
+                           env.render("nvue/oob.yaml.j2", o=o, n={"release": release}))
+        else:
+            notes.oob_unrendered.setdefault(o.os, []).append(o.name)
+
+
 def render_configs(topology: Topology, user_templates: Path | None = None) -> Iterator[Rendered]:
     """Every switch configuration and subnet-manager file of the design, in a stable order, then
     configs/NOTES.md: what the network team must still fill in."""
@@ -163,6 +178,7 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
     opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
     notes = Notes()
     plan = None
+    peers = mgmt_peers(topology)
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
         if fab is None or fab.type == "infiniband" or not fab.buildable:
@@ -171,9 +187,10 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
         if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
             plan = plan or Plan(topology)
             lengths = port_cable_lengths(plan, fabric)
-        for d in device_configs(topology, fabric, lengths):
+        for d in device_configs(topology, fabric, lengths, peers):
             notes.add(d)
             yield from _device_files(env, d)
+    yield from _oob_files(env, topology, notes)
     for f in ib_facts(topology):
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
                        env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],

@@ -125,8 +125,8 @@ def _timers(qos: Qos | None, os: str, restoration_set: bool) -> WatchdogTimers |
     return watchdog_timers(os, qos.watchdog.detection_ms, qos.watchdog.restoration_ms, restoration_set)
 
 
-def device_configs(topology: Topology, fabric: str,
-                   lengths: dict[str, dict[int, int]] | None = None) -> Iterator[DeviceConfig]:
+def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int, int]] | None = None,
+                   mgmt_peers: dict[str, str] | None = None) -> Iterator[DeviceConfig]:
     """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management;
     `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom."""
     fab = topology.fabrics[fabric]
@@ -151,7 +151,8 @@ def device_configs(topology: Topology, fabric: str,
         for index, name in enumerate(fab.names(tier.role)):
             serial += 1
             mgmt = Mgmt(nos["mgmt_interface"].get(os, "eth0"), nos["mgmt_vrf"].get(os, "mgmt"),
-                        f"{mgmt_net.network_address + 1 + serial}/{mgmt_net.prefixlen}", gateway)
+                        f"{mgmt_net.network_address + 1 + serial}/{mgmt_net.prefixlen}", gateway,
+                        (mgmt_peers or {}).get(name, ""))
             device = DeviceConfig(fabric, fab.type, tier.role, name, index, serial, tier.switch, os,
                                   asn_for(fabric, tier.role, index), f"{loopbacks.network_address + serial}/32",
                                   mgmt, platform, qos, buffers, mtu)

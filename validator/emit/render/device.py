@@ -100,6 +100,7 @@ class Mgmt:
     vrf: str
     ip: str
     gateway: str
+    description: str = ""       # the OOB switch port it is cabled to and the cable id
 
 
 @dataclass

@@ -17,6 +17,8 @@ class Notes:
     no_headroom: dict[str, set[int]] = field(default_factory=dict)  # ASIC -> port speeds (Mb/s)
     faster_row: dict[tuple[str, int], int] = field(default_factory=dict)  # (ASIC, speed) -> row used (Mb/s)
     eos_headroom: bool = False
+    oob: int = 0                                                   # OOB switches rendered
+    oob_unrendered: dict[str, list[str]] = field(default_factory=dict)  # OS -> OOB switches not rendered
     no_buffers: set[str] = field(default_factory=set)              # ASICs with no buffer data
     sonic: int = 0
     nvue_restoration: bool = False
@@ -69,6 +71,12 @@ class Notes:
             out.append("- Arista EOS: the PFC headroom of each no-drop priority is the platform's own (AVD's "
                        "eos_cli_config_gen has no headroom setting for these switches); check it with "
                        "`show priority-flow-control` after loading.")
+        if self.oob:
+            out.append(f"- Out-of-band ({self.oob} switches): the management gateways are SVIs on the first OOB "
+                       "spine only; add a second gateway (VRR) and the route out of the management network.")
+        for os, names in sorted(self.oob_unrendered.items()):
+            out.append(f"- Out-of-band switches running {os} have no template yet and were not rendered: "
+                       f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''} ({len(names)}).")
         if self.nvue_restoration:
             out.append("- NVUE: the design's PFC watchdog restoration time has no NVUE setting; Cumulus Linux "
                        "restores a queue when the storm stops.")

@@ -43,7 +43,8 @@ def sonic_tables(d: DeviceConfig) -> dict[str, Any]:
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{d.loopback}": {}},
         "BGP_NEIGHBOR": {i.peer_ip: {"asn": str(i.peer_asn), "name": i.peer.split(":")[0],
                                      "local_addr": i.ip.split("/")[0], "admin_status": "up"} for i in d.neighbors},
-        "MGMT_PORT": {d.mgmt.interface: {"alias": d.mgmt.interface, "admin_status": "up"}},
+        "MGMT_PORT": {d.mgmt.interface: {"alias": d.mgmt.interface, "admin_status": "up",
+                                          **({"description": d.mgmt.description} if d.mgmt.description else {})}},
         "MGMT_INTERFACE": {f"{d.mgmt.interface}|{d.mgmt.ip}": {"gwaddr": d.mgmt.gateway}},
         "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
     }
