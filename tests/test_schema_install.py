@@ -31,7 +31,8 @@ def test_install_writes_the_schema_and_relative_modelines(tmp_path):
     assert plain.read_text().startswith("apiVersion")       # outside the directory given: untouched
     code, _, _ = cli("schema", "--install", str(plain))
     assert code == 0
-    assert plain.read_text().split("\n")[0] == "# yaml-language-server: $schema=.clusterplan/clusterplan-design.schema.json"
+    first = plain.read_text().split("\n")[0]
+    assert first == "# yaml-language-server: $schema=.clusterplan/clusterplan-design.schema.json"
     before = nested.read_text()
     cli("schema", "--install", str(repo / "designs"))
     assert nested.read_text() == before                     # installing twice changes nothing
