@@ -102,3 +102,22 @@ def test_the_watchdog_detection_time_reaches_every_os_exactly(detection):
     assert wd["polling-interval"] * wd["robustness"] == detection
     assert f"detection {detection} ms = polling-interval {wd['polling-interval']} ms x robustness {wd['robustness']}" \
         in nvue_text
+
+
+def test_every_catalog_os_but_the_subnet_manager_has_a_renderer_and_its_data():
+    """An OS in the catalog's `os` literal is either rendered by a plug-in with its capabilities recorded
+    (watchdog grid, lossless headroom, management names), or is the InfiniBand subnet manager."""
+    import typing
+
+    from validator.base.resources import load_data
+    from validator.emit.render.switch_os import PLUGINS, plugin_for
+    from validator.resolve.catalog.entries import Switch
+
+    data = {k: v["value"] for k, v in load_data("switch_os.yaml").items() if isinstance(v, dict) and "value" in v}
+    names = set(typing.get_args(typing.get_type_hints(Switch)["os"]))
+    assert {p.name for p in PLUGINS} == names - {"opensm"}
+    for os in names - {"opensm"}:
+        plugin = plugin_for(os)
+        assert plugin is not None and plugin.template.endswith(".j2")
+        assert os in data["pfc_watchdog_timers"] and os in data["lossless_headroom"]
+        assert os in data["mgmt_interface"] and os in data["mgmt_vrf"]

@@ -25,12 +25,11 @@ from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
 from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
-from validator.emit.render.eos import avd_structured_config
 from validator.emit.render.notes import Notes
 from validator.emit.render.oob import FABRIC as OOB
 from validator.emit.render.oob import mgmt_peers, oob_configs
 from validator.emit.render.opensm import ADAPTIVE_FILE, PARTITIONS_FILE, ib_facts, ibdm_topology
-from validator.emit.render.sonic import sonic_json, sonic_tables
+from validator.emit.render.switch_os import plugin_for
 from validator.expand.topology import Topology
 from validator.read.loader import read_text
 
@@ -39,8 +38,6 @@ from validator.read.loader import read_text
 ESCAPES = {"config_text": one_line,        # one line of an EOS/NVUE/OpenSM config or comment, no controls
            "yaml_string": yaml_string}     # a double-quoted YAML scalar on one line (NVUE startup.yaml)
 
-TEMPLATE_FOR_OS = {"sonic": ("sonic/config_db.json.j2", "config_db.json"),
-                   "eos": ("eos/running-config.j2", "cfg"), "cumulus": ("nvue/startup.yaml.j2", "startup.yaml")}
 
 
 class TemplateError(Exception):
@@ -131,31 +128,15 @@ class _Templates:
         return text if text.endswith("\n") else text + "\n"
 
 
-def _nvue_context(d: DeviceConfig) -> dict[str, Any]:
-    """NVUE facts: the release, the PFC watchdog as polling-interval x robustness (exactly the
-    design's detection time, derive/switch_os.py) and one PFC profile per cable length."""
-    release = load_data("switch_os.yaml")["nvue_release"]["value"]
-    timers = d.timers
-    return {"d": d, "n": {"release": release,
-                          "pfcwd_poll_ms": timers.get("polling-interval") if timers else None,
-                          "pfcwd_robustness": timers.get("robustness") if timers else None}}
-
-
-def _device_files(env: _Templates, d: DeviceConfig) -> Iterator[Rendered]:
-    template, suffix = TEMPLATE_FOR_OS.get(d.os, TEMPLATE_FOR_OS["sonic"])
-    base = f"configs/{d.fabric}/{d.name}"
-    if d.os == "eos":
-        import yaml
-
-        avd = avd_structured_config(d)
-        yield Rendered(f"{base}.{suffix}", env.render(template, c=avd, d=d))
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        yield Rendered(f"{base}.avd.yml", yaml.dump(avd, Dumper=dumper, sort_keys=False, default_flow_style=False))
-    elif d.os == "cumulus":
-        yield Rendered(f"{base}.{suffix}", env.render(template, **_nvue_context(d)))
-    else:
-        data = sonic_tables(d)
-        yield Rendered(f"{base}.{suffix}", env.render(template, tables=sonic_json(data), data=data, d=d))
+def _device_files(env: _Templates, d: DeviceConfig, notes: Notes) -> Iterator[Rendered]:
+    """A device's files from its OS's plug-in (switch_os.py PLUGINS); an OS with none is listed in
+    NOTES.md, never skipped silently."""
+    plugin = plugin_for(d.os)
+    if plugin is None:
+        notes.unrendered.setdefault(d.os, []).append(d.name)
+        return
+    for path, text in plugin.files(env.render, d, plugin.template, f"configs/{d.fabric}/{d.name}"):
+        yield Rendered(path, text)
 
 
 def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Rendered]:
@@ -189,7 +170,7 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
             lengths = port_cable_lengths(plan, fabric)
         for d in device_configs(topology, fabric, lengths, peers):
             notes.add(d)
-            yield from _device_files(env, d)
+            yield from _device_files(env, d, notes)
     yield from _oob_files(env, topology, notes)
     for f in ib_facts(topology):
         yield Rendered(f"configs/{f.fabric}/opensm.conf",

@@ -19,6 +19,7 @@ class Notes:
     eos_headroom: bool = False
     oob: int = 0                                                   # OOB switches rendered
     oob_unrendered: dict[str, list[str]] = field(default_factory=dict)  # OS -> OOB switches not rendered
+    unrendered: dict[str, list[str]] = field(default_factory=dict)      # OS with no plug-in -> switches
     no_buffers: set[str] = field(default_factory=set)              # ASICs with no buffer data
     sonic: int = 0
     nvue_restoration: bool = False
@@ -77,6 +78,9 @@ class Notes:
         for os, names in sorted(self.oob_unrendered.items()):
             out.append(f"- Out-of-band switches running {os} have no template yet and were not rendered: "
                        f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''} ({len(names)}).")
+        for os, names in sorted(self.unrendered.items()):
+            out.append(f"- Switches running {os} have no renderer (emit/render/switch_os.py PLUGINS) and were not "
+                       f"rendered: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''} ({len(names)}).")
         if self.nvue_restoration:
             out.append("- NVUE: the design's PFC watchdog restoration time has no NVUE setting; Cumulus Linux "
                        "restores a queue when the storm stops.")
