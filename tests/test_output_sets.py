@@ -64,8 +64,10 @@ def test_a_new_set_replaces_the_old_one_and_keeps_foreign_files(tmp_path):
     assert cli("render", str(_design(tmp_path, "sonic.yaml", SONIC)), "-o", str(out))[0] == 0
     after = _tree(out)
     assert not [f for f in after if f.endswith(".cfg")] and any(f.endswith("config_db.json") for f in after)
+    # both designs have the same out-of-band network: its switch configs are in both sets
+    oob = {"configs/oob/oob-leaf0001.startup.yaml", "configs/oob/oob-spine0001.startup.yaml"}
     assert eos.keys() & after.keys() == {"README.txt", "configs/notes/todo.txt", "bom.json", "bom.csv",
-                                         "cabling.csv", "configs/NOTES.md", MANIFEST}
+                                         "cabling.csv", "configs/NOTES.md", MANIFEST, *oob}
     assert (out / "README.txt").stat().st_ino == inode and (out / "configs" / "notes" / "todo.txt").read_text() \
         == "also mine"
     assert sorted(os.listdir(tmp_path)) == ["eos.yaml", "out", "sonic.yaml"]   # nothing staged is left

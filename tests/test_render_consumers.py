@@ -129,7 +129,9 @@ def test_opensm_names_the_partitions_file_it_writes_and_explains_its_routing():
     partitions = re.search(r"^partition_config_file (\S+)$", conf, re.M)
     assert partitions and f"configs/compute/{Path(partitions.group(1)).name}" in items
     engine = re.search(r"^routing_engine (\S+)$", conf, re.M)
-    assert engine and engine.group(1) == "ar_updn"       # two tiers: a fat tree (NVIDIA bring-up procedure)
+    # two tiers: a fat tree, upstream OpenSM's fat-tree engine first, up/down if it cannot rank the tree
+    assert engine and engine.group(1) == "ftree,updn"
+    assert "ar_updn" not in conf and "configs/compute/opensm-nvidia-ar.conf" not in items
     assert re.search(r"^# routing engine: 2-tier fat tree", conf, re.M)
 
 
@@ -152,3 +154,24 @@ def test_notes_list_every_placeholder_in_the_configs(path):
     notes = items["configs/NOTES.md"]
     placeholders = any("SET-FROM-VENDOR" in t for n, t in items.items() if n.endswith(".json"))
     assert ("`SET-FROM-VENDOR`" in notes) == placeholders
+
+
+# upstream OpenSM's routing engines (opensm(8), linux-rdma/opensm osm_routing engine table)
+UPSTREAM_ENGINES = {"minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp",
+                    "no_fallback"}
+
+
+def test_opensm_uses_upstream_engines_and_nvidia_adaptive_routing_only_when_chosen():
+    for path in EXAMPLES:
+        for name, text in _rendered(path).items():
+            if name.endswith("/opensm.conf"):
+                engines = re.search(r"^routing_engine (\S+)$", text, re.M)
+                assert engines and set(engines.group(1).split(",")) <= UPSTREAM_ENGINES, name
+    design = yaml.safe_load((DESIGNS / "superpod-h100-4su.yaml").read_text())
+    design["fabrics"]["compute"]["adaptive_routing"] = True
+    items = {i.path: i.text for i in render_configs(topology_of(design))}
+    assert re.search(r"^routing_engine ftree,updn$", items["configs/compute/opensm.conf"], re.M)
+    adaptive = items["configs/compute/opensm-nvidia-ar.conf"]
+    assert re.search(r"^routing_engine ar_updn$", adaptive, re.M)
+    assert "adaptive routing, chosen in the design" in adaptive
+    assert "configs/storage/opensm-nvidia-ar.conf" not in items      # the storage fabric did not ask for it

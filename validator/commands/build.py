@@ -108,9 +108,14 @@ def cabling(
     fmt: Annotated[CablingFmt, typer.Option("--format", "-f", help="Output format.")] = CablingFmt.csv,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO), for --format xlsx.")] = None,
+    rack: Annotated[str | None, typer.Option(help="Only links with an end in this rack (e.g. R01-09).")] = None,
+    switch: Annotated[str | None, typer.Option(help="Only links with an end at this device "
+                                               "(e.g. compute-leaf-su001-rail1).")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Cabling plan: one row per link, A end to Z end, with racks, media, transceivers and length."""
+    """Cabling plan: one row per link, A end to Z end, with racks, media, transceivers and length, the
+    interface name of each end in its OS's syntax (as the configurations name it) and the cable id
+    printed on both ends; --rack and --switch keep the rows one technician patches."""
     from validator.emit import tables
     from validator.emit.files import write_atomic_lines
 
@@ -119,12 +124,13 @@ def cabling(
         emit(_workbook(design, analysis, timestamp, "cabling"), output)
         return
     plan = analysis.facts.cabling
+    keep = tables.cabling_filter(rack, switch) if rack is not None or switch is not None else None
     if fmt == CablingFmt.json:
-        emit(tables.cabling_json(plan), output)
+        emit(tables.cabling_json(plan, keep), output)
     elif output is not None:
-        write_atomic_lines(output, tables.cabling_csv_rows(plan))
+        write_atomic_lines(output, tables.cabling_csv_rows(plan, keep))
     else:
-        for line in tables.cabling_csv_rows(plan):
+        for line in tables.cabling_csv_rows(plan, keep):
             sys.stdout.write(line)
 
 

@@ -27,6 +27,9 @@ def schema(
                                                         "(the request of `clusterplan size`).")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
+    install: Annotated[Path | None, typer.Option(
+        help="Offline editors: write the design schema into the repository holding this design or directory "
+             "(.clusterplan/) and point each design's modeline at it by a relative path.")] = None,
 ) -> None:
     """Print the JSON Schema of the design format, of catalog files, of price books, of rack elevations or of
     sizing requests (generated from the models)."""
@@ -35,6 +38,16 @@ def schema(
     from validator.emit.schemas import generated_schemas
 
     schemas = generated_schemas()
+    if install is not None:
+        from validator.emit.schema_install import SCHEMA_FILE, install_schema
+
+        if not install.exists():
+            fail(f"{install}: no such file or directory", 2)
+        target, changed = install_schema(install, schemas[SCHEMA_FILE])
+        sys.stderr.write(f"wrote {target}; modeline set in {len(changed)} design(s)\n")
+        for path in changed:
+            sys.stderr.write(f"  {path}\n")
+        return
     if check:
         stale = [name for name, text in schemas.items()
                  if not (resource_dir("schemas") / name).is_file()

@@ -8,7 +8,7 @@ racks, for the BOM and the optics rule: a 100k-GPU design never holds its links 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +18,7 @@ from validator.derive.links import Link, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser
 from validator.derive.pairs import LinkSummary, Usage, link_pairs
 from validator.derive.placement import Layout, Place
+from validator.derive.port_names import cable_id, interface_namer
 from validator.expand.topology import SWITCH_ROLES, Topology
 from validator.resolve.catalog.entries import Nic
 
@@ -25,8 +26,9 @@ from validator.resolve.catalog.entries import Nic
 # hall, row, rack and rack unit, the media part numbers, the length class bought and the run it covers.
 CABLING_COLUMNS = ("fabric", "a_site", "a_hall", "a_row", "a_rack", "a_ru", "a_device", "a_port",
                    "z_site", "z_hall", "z_row", "z_rack", "z_ru", "z_device", "z_port", "speed_gbps", "media",
-                   "cable", "a_transceiver", "z_transceiver", "length_class_m", "run_m")
-CABLING_WIDTHS = (9, 14, 6, 6, 10, 6, 30, 7, 14, 6, 6, 10, 6, 30, 7, 10, 10, 18, 18, 18, 9, 8)
+                   "cable", "a_transceiver", "z_transceiver", "length_class_m", "run_m",
+                   "cable_id", "a_interface", "z_interface")
+CABLING_WIDTHS = (9, 14, 6, 6, 10, 6, 30, 7, 14, 6, 6, 10, 6, 30, 7, 10, 10, 18, 18, 18, 9, 8, 16, 16, 16)
 
 
 @fact
@@ -36,6 +38,7 @@ class Run:
     z: Place
     media: Media
     run_m: float
+    index: int = 0       # the link's place in its fabric's link order (its cable id)
 
 
 @dataclass
@@ -84,6 +87,7 @@ class Plan:
         self._nic: dict[str, Nic] = {name: catalog.nic(links.nic) for name, links in server.links.items()
                                      if catalog.find("nic", links.nic)}
         self._cages: dict[tuple[str, str, bool], Cage] = {}
+        self._namers: dict[tuple[str, str], Callable[[int | str], str]] = {}
 
     @cached_property
     def _server_racks(self) -> list[int]:
@@ -257,11 +261,11 @@ class Plan:
         return _Constant(plan.central_start)
 
     def runs(self, fabric: str) -> Iterator[Run]:
-        for link in iter_links(self.topology, fabric):
+        for k, link in enumerate(iter_links(self.topology, fabric)):
             a = self.place(fabric, link.a_role, link.a_index)
             z = self.place(fabric, link.z_role, link.z_index)
             media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps, link.z_role)
-            yield Run(link, a, z, media, length)
+            yield Run(link, a, z, media, length, k)
 
     def all_runs(self) -> Iterator[Run]:
         for fabric in self.topology.fabrics:
@@ -270,7 +274,17 @@ class Plan:
     def row(self, run: Run) -> tuple[object, ...]:
         link = run.link
         return (link.fabric, *self._end(run.a), link.a_device, link.a_port, *self._end(run.z), link.z_device,
-                link.z_port, link.speed_gbps, *self._media_cells(run.media, run.run_m))
+                link.z_port, link.speed_gbps, *self._media_cells(run.media, run.run_m),
+                cable_id(link.fabric, run.index), self._port_name(link.fabric, link.a_role, link.a_port),
+                self._port_name(link.fabric, link.z_role, link.z_port))
+
+    def _port_name(self, fabric: str, role: str, port: int | str) -> str:
+        """The interface name of a port in its device's own syntax (derive/port_names.py)."""
+        key = (fabric, role)
+        namer = self._namers.get(key)
+        if namer is None:
+            namer = self._namers[key] = interface_namer(self.topology, fabric, role)
+        return namer(port)
 
     def rows(self) -> Iterator[tuple[object, ...]]:
         """Every row of the cabling plan, fabric by fabric, in link order (the fast path of `row(run)`:
@@ -294,14 +308,15 @@ class Plan:
                 found = places[key] = (*self._end(place), namer(index), place.rack)
             return found
 
-        for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(self.topology, fabric):
+        for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, speed) in enumerate(link_tuples(self.topology, fabric)):
             a, z = end(a_role, a_idx), end(z_role, z_idx)
             key = (f"{a_role}>{z_role}", int(a[-1]), int(z[-1]), speed)    # type: ignore[call-overload]
             media = cells.get(key)
             if media is None:
                 m, length = self.media(fabric, a_role, key[1], key[2], speed, z_role)
                 media = cells[key] = self._media_cells(m, length)
-            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media)
+            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media, cable_id(fabric, k),
+                   self._port_name(fabric, a_role, a_port), self._port_name(fabric, z_role, z_port))
             if a_role == "server" and len(places) > 4096:
                 places.clear()      # servers are visited once each: keep the cache small at 100k GPUs
 

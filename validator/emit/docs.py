@@ -59,9 +59,11 @@ def design_format_md() -> str:
            "from the catalog or from the documented data files in `validator/data/`.",
            "Editors that speak the YAML language server get completion and these descriptions as",
            f"tooltips from the first line `# yaml-language-server: $schema={SCHEMA_URL}`,",
-           "which works from a design at any directory depth. Offline, write the packaged schema with",
-           "`clusterplan schema -o .clusterplan/design.schema.json` at the repository root and map it to",
-           "your designs in the editor (VS Code: `yaml.schemas` in .vscode/settings.json).",
+           "which works from a design at any directory depth. Offline (an air-gapped lab), run",
+           "`clusterplan schema --install <design or directory>`: it writes the packaged schema to",
+           "`.clusterplan/clusterplan-design.schema.json` at the repository root and sets the first line",
+           "of each design under the path to `# yaml-language-server: $schema=<relative path>` to it, so",
+           "the editor validates with no network and no editor settings; run it again after an upgrade.",
            "", *data_text("fabric-shapes.md").rstrip("\n").split("\n"),
            "", "## Design (top level)", "", *_table(schema)]
     for name in sorted(schema.get("$defs", {})):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom, Item
@@ -86,21 +86,38 @@ def bom_text(bom: Bom, markdown: bool = False) -> str:
     return render_bom("md" if markdown else "text", bom)
 
 
-def cabling_csv_rows(plan: Plan) -> Iterable[str]:
-    """The cabling plan as CSV lines, streamed (a 100k-GPU plan never sits in memory)."""
+def cabling_filter(rack: str | None = None, device: str | None = None) -> Callable[[tuple[object, ...]], bool]:
+    """The rows a technician patching one rack or one switch needs: links with either end in `rack`
+    (its name, e.g. R01-09) or at `device` (a switch or server name)."""
+    a_rack, z_rack = CABLING_COLUMNS.index("a_rack"), CABLING_COLUMNS.index("z_rack")
+    a_dev, z_dev = CABLING_COLUMNS.index("a_device"), CABLING_COLUMNS.index("z_device")
+
+    def keep(row: tuple[object, ...]) -> bool:
+        return ((rack is None or rack in (row[a_rack], row[z_rack]))
+                and (device is None or device in (row[a_dev], row[z_dev])))
+
+    return keep
+
+
+def cabling_csv_rows(plan: Plan, keep: Callable[[tuple[object, ...]], bool] | None = None) -> Iterable[str]:
+    """The cabling plan as CSV lines, streamed (a 100k-GPU plan never sits in memory); `keep` selects
+    rows (cabling_filter)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CABLING_COLUMNS)
     yield out.getvalue()
     total = plan.tally.links
     for row in progress(plan.rows(), total, "cabling"):
+        if keep is not None and not keep(row):
+            continue
         out.seek(0)
         out.truncate()
         writer.writerow(csv_row(row))
         yield out.getvalue()
 
 
-def cabling_json(plan: Plan) -> str:
-    rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, row, strict=True)) for row in plan.rows()]
+def cabling_json(plan: Plan, keep: Callable[[tuple[object, ...]], bool] | None = None) -> str:
+    rows: list[dict[str, Any]] = [dict(zip(CABLING_COLUMNS, row, strict=True)) for row in plan.rows()
+                                  if keep is None or keep(row)]
     return to_json({"version": 1, "name": plan.topology.resolved.design.metadata.name, "links": rows},
                    indent=1, ensure_ascii=True) + "\n"

@@ -230,6 +230,10 @@ class Fabric(Model):
     nic_to_rail: list[Annotated[int, Field(ge=0, le=1023)]] | None = Field(
         None, description="Rail (leaf index within the SU) that each NIC index is cabled to; "
         "default is NIC i to rail i.")
+    adaptive_routing: bool = Field(
+        False, description="InfiniBand: also write the configuration of NVIDIA's subnet manager (UFM / MLNX "
+        "OpenSM) with adaptive routing (routing_engine ar_updn) beside the upstream OpenSM one "
+        "(configs/<fabric>/opensm-nvidia-ar.conf); upstream OpenSM has no adaptive routing engine.")
 
 
 class Fabrics(Model):

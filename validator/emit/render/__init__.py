@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,18 @@ from validator.base.facts import fact
 from validator.base.paths import OutsideRepository, confine, repository_root
 from validator.base.resources import load_data, resource_dir
 from validator.check.result import Analysis
+from validator.derive.cabling import Plan
+from validator.derive.switch_os import port_cable_lengths
 from validator.emit import tables
 from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
 from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
-from validator.emit.render.eos import avd_structured_config
 from validator.emit.render.notes import Notes
-from validator.emit.render.opensm import PARTITIONS_FILE, ib_facts, ibdm_topology
-from validator.emit.render.sonic import sonic_json, sonic_tables
+from validator.emit.render.oob import FABRIC as OOB
+from validator.emit.render.oob import mgmt_peers, oob_configs
+from validator.emit.render.opensm import ADAPTIVE_FILE, PARTITIONS_FILE, ib_facts, ibdm_topology
+from validator.emit.render.switch_os import plugin_for
 from validator.expand.topology import Topology
 from validator.read.loader import read_text
 
@@ -34,8 +38,6 @@ from validator.read.loader import read_text
 ESCAPES = {"config_text": one_line,        # one line of an EOS/NVUE/OpenSM config or comment, no controls
            "yaml_string": yaml_string}     # a double-quoted YAML scalar on one line (NVUE startup.yaml)
 
-TEMPLATE_FOR_OS = {"sonic": ("sonic/config_db.json.j2", "config_db.json"),
-                   "eos": ("eos/running-config.j2", "cfg"), "cumulus": ("nvue/startup.yaml.j2", "startup.yaml")}
 
 
 class TemplateError(Exception):
@@ -126,30 +128,28 @@ class _Templates:
         return text if text.endswith("\n") else text + "\n"
 
 
-def _nvue_context(d: DeviceConfig) -> dict[str, Any]:
-    nos = {k: v["value"] for k, v in load_data("switch_os.yaml").items()}
-    poll = int(nos["nvue_pfc_watchdog_poll_ms"])
-    wd = d.qos.watchdog if d.qos is not None else None
-    robustness = max(1, -(-wd.detection_ms // poll)) if wd is not None else None
-    return {"d": d, "n": {"release": nos["nvue_release"], "pfcwd_poll_ms": poll,
-                          "pfcwd_robustness": robustness}}
+def _device_files(env: _Templates, d: DeviceConfig, notes: Notes) -> Iterator[Rendered]:
+    """A device's files from its OS's plug-in (switch_os.py PLUGINS); an OS with none is listed in
+    NOTES.md, never skipped silently."""
+    plugin = plugin_for(d.os)
+    if plugin is None:
+        notes.unrendered.setdefault(d.os, []).append(d.name)
+        return
+    for path, text in plugin.files(env.render, d, plugin.template, f"configs/{d.fabric}/{d.name}"):
+        yield Rendered(path, text)
 
 
-def _device_files(env: _Templates, d: DeviceConfig) -> Iterator[Rendered]:
-    template, suffix = TEMPLATE_FOR_OS.get(d.os, TEMPLATE_FOR_OS["sonic"])
-    base = f"configs/{d.fabric}/{d.name}"
-    if d.os == "eos":
-        import yaml
-
-        avd = avd_structured_config(d)
-        yield Rendered(f"{base}.{suffix}", env.render(template, c=avd, d=d))
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        yield Rendered(f"{base}.avd.yml", yaml.dump(avd, Dumper=dumper, sort_keys=False, default_flow_style=False))
-    elif d.os == "cumulus":
-        yield Rendered(f"{base}.{suffix}", env.render(template, **_nvue_context(d)))
-    else:
-        data = sonic_tables(d)
-        yield Rendered(f"{base}.{suffix}", env.render(template, tables=sonic_json(data), data=data, d=d))
+def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Rendered]:
+    """The out-of-band switches (emit/render/oob.py): Cumulus Linux NVUE; any other OS is listed in
+    NOTES.md as not rendered, never skipped silently."""
+    release = load_data("switch_os.yaml")["nvue_release"]["value"]
+    for o in oob_configs(topology):
+        if o.os == "cumulus":
+            notes.oob += 1
+            yield Rendered(f"configs/{OOB}/{o.name}.startup.yaml",
+                           env.render("nvue/oob.yaml.j2", o=o, n={"release": release}))
+        else:
+            notes.oob_unrendered.setdefault(o.os, []).append(o.name)
 
 
 def render_configs(topology: Topology, user_templates: Path | None = None) -> Iterator[Rendered]:
@@ -158,17 +158,30 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
     env = _Templates(user_templates)
     opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
     notes = Notes()
+    plan = None
+    peers = mgmt_peers(topology)
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
         if fab is None or fab.type == "infiniband" or not fab.buildable:
             continue
-        for d in device_configs(topology, fabric):
+        lengths = None
+        if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
+            plan = plan or Plan(topology)
+            lengths = port_cable_lengths(plan, fabric)
+        for d in device_configs(topology, fabric, lengths, peers):
             notes.add(d)
-            yield from _device_files(env, d)
+            yield from _device_files(env, d, notes)
+    yield from _oob_files(env, topology, notes)
     for f in ib_facts(topology):
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
                        env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
                                   qos_max_vls=opensm["qos_max_vls"]))
+        if f.adaptive is not None:
+            # NVIDIA's subnet manager only: the same settings with its adaptive routing engine
+            adaptive = replace(f, routing_engine=f.adaptive, routing_reason=f.adaptive_reason)
+            yield Rendered(f"configs/{f.fabric}/{ADAPTIVE_FILE}",
+                           env.render("opensm/opensm.conf.j2", f=adaptive, sm_priority=opensm["sm_priority"],
+                                      qos_max_vls=opensm["qos_max_vls"]))
         yield Rendered(f"configs/{f.fabric}/{PARTITIONS_FILE}",
                        env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
         yield Rendered(f"configs/{f.fabric}/ibdiagnet.topo", "".join(ibdm_topology(topology, f.fabric)))

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
 from validator.base.resources import load_data
 from validator.derive.links import iter_links
+from validator.derive.port_names import cable_id, cached_tier_ports, interface_namer
+from validator.derive.switch_os import WatchdogTimers, watchdog_timers
 from validator.emit.render.device import (
-    Breakout,
     Buffers,
     DeviceConfig,
     Ecn,
@@ -29,11 +30,10 @@ from validator.emit.render.device import (
     Watchdog,
 )
 from validator.emit.render.platforms import buffers_for, platform_for
-from validator.expand.sizing import TierSize
 from validator.expand.topology import Topology
 
 ROUTED_FABRICS = ("compute", "storage", "inband")
-_Ends = tuple[int, str, str, str, int | None]   # port, this ip, peer ip, peer, peer asn
+_Ends = tuple[int, str, str, str, int | None, str]   # port, this ip, peer ip, peer, peer asn, cable id
 
 
 @cache
@@ -78,72 +78,57 @@ def fabric_qos(lossless: Any) -> Qos | None:
                sw.roce_tc, sw.cnp_tc, ecn, watchdog, weight, 100 - weight)
 
 
-def _eos_speed(speed: float, lanes: int) -> str:
-    if speed >= 1000:
-        return f"{speed / 1000:g}t-{lanes}"
-    return f"{speed:g}g" if lanes <= 1 else f"{speed:g}g-{lanes}"
-
-
-def tier_ports(tier: TierSize, modular: dict[str, Any]) -> dict[int, PortName]:
-    """Names, speeds and breakouts of a tier's logical ports (once per tier)."""
-    lanes_of = _values("addressing.yaml")["lanes_per_cage"]
-    layout = tier.layout
-    chassis = modular.get(tier.switch.id)
-    out: dict[int, PortName] = {}
-    for number in range(1, len(layout.slots) + 1):
-        slot = layout.slot(number)
-        cage_lanes = int(lanes_of.get(slot.form_factor, 4))
-        ppc = slot.per_cage
-        per_port = max(1, cage_lanes // ppc)
-        first = slot.first_cage * cage_lanes + slot.sub * per_port
-        speed = tier.down_speed_gbps if number <= layout.down else tier.up_speed_gbps
-        lane = slot.sub * per_port + 1
-        if chassis:
-            eos = f"Ethernet{int(chassis['first_slot']) + slot.group}/{slot.cage + 1}/{lane}"
-        else:
-            eos = f"Ethernet{slot.first_cage + 1}/{lane}" if cage_lanes > 1 else f"Ethernet{slot.first_cage + 1}"
-        breakout = None
-        if ppc > 1:
-            breakout = Breakout(ppc, speed, per_port, f"Ethernet{slot.first_cage * cage_lanes}",
-                                f"swp{slot.first_cage + 1}")
-        nvue = f"swp{slot.first_cage + 1}" if ppc == 1 else f"swp{slot.first_cage + 1}s{slot.sub}"
-        out[number] = PortName(number, f"Ethernet{first}", ",".join(str(first + i) for i in range(per_port)),
-                               eos, _eos_speed(speed, per_port), nvue, speed, per_port, breakout)
-    return out
-
-
 def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
     p2p = ipaddress.ip_network(_values("addressing.yaml")["p2p_pool"][fabric])
     ends: dict[str, list[_Ends]] = defaultdict(list)
     base, size = int(p2p.network_address), p2p.num_addresses
     switch_roles = ("leaf", "spine", "core")
+    namers: dict[str, Callable[[int | str], str]] = {}
+
+    def port_name(role: str, port: int | str) -> str:
+        namer = namers.get(role) or namers.setdefault(role, interface_namer(topology, fabric, role))
+        return namer(port)
+
     for k, link in enumerate(iter_links(topology, fabric)):
         if k * 2 + 1 >= size:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
         a_ip, z_ip = _dotted(base + 2 * k), _dotted(base + 2 * k + 1)
         a_switch = link.a_role in switch_roles
-        ends[link.z_device].append((link.z_port, f"{z_ip}/31", a_ip, f"{link.a_device}:{link.a_port}",
-                                    asn_for(fabric, link.a_role, link.a_index) if a_switch else None))
+        cable = cable_id(fabric, k)
+        ends[link.z_device].append((link.z_port, f"{z_ip}/31", a_ip,
+                                    f"{link.a_device}:{port_name(link.a_role, link.a_port)}",
+                                    asn_for(fabric, link.a_role, link.a_index) if a_switch else None, cable))
         if a_switch and isinstance(link.a_port, int):
-            ends[link.a_device].append((link.a_port, f"{a_ip}/31", z_ip, f"{link.z_device}:{link.z_port}",
-                                        asn_for(fabric, link.z_role, link.z_index)))
+            ends[link.a_device].append((link.a_port, f"{a_ip}/31", z_ip,
+                                        f"{link.z_device}:{port_name(link.z_role, link.z_port)}",
+                                        asn_for(fabric, link.z_role, link.z_index), cable))
     return ends
 
 
-def _interfaces(names: dict[int, PortName], ends: list[_Ends], mtu: int) -> list[Interface]:
+def _interfaces(names: dict[int, PortName], ends: list[_Ends], mtu: int,
+                lengths: dict[int, int]) -> list[Interface]:
     out = []
     opened: set[str] = set()
-    for number, ip, peer_ip, peer, peer_asn in sorted(ends):
+    for number, ip, peer_ip, peer, peer_asn, cable in sorted(ends):
         port = names[number]
         first = port.breakout is not None and port.breakout.nvue_parent not in opened
         if port.breakout is not None:
             opened.add(port.breakout.nvue_parent)
-        out.append(Interface(port, mtu, peer, ip, peer_ip, peer, peer_asn, first))
+        out.append(Interface(port, mtu, f"{peer} cable {cable}", ip, peer_ip, peer, peer_asn, first,
+                             lengths.get(number), cable))
     return out
 
 
-def device_configs(topology: Topology, fabric: str) -> Iterator[DeviceConfig]:
-    """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management."""
+def _timers(qos: Qos | None, os: str, restoration_set: bool) -> WatchdogTimers | None:
+    if qos is None or qos.watchdog is None:
+        return None
+    return watchdog_timers(os, qos.watchdog.detection_ms, qos.watchdog.restoration_ms, restoration_set)
+
+
+def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int, int]] | None = None,
+                   mgmt_peers: dict[str, str] | None = None) -> Iterator[DeviceConfig]:
+    """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management;
+    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom."""
     fab = topology.fabrics[fabric]
     spec = getattr(topology.resolved.design.fabrics, fabric)
     plan = _values("addressing.yaml")
@@ -157,16 +142,20 @@ def device_configs(topology: Topology, fabric: str) -> Iterator[DeviceConfig]:
     ends = _link_ends(topology, fabric)
     serial = 0
     for tier in fab.tiers:
-        names = tier_ports(tier, nos["eos_modular"])
+        names = cached_tier_ports(tier)
         os = tier.switch.os
         buffers: Buffers | None = buffers_for(tier.switch.asic) if qos is not None else None
         platform = platform_for(tier.switch.id)
+        timers = _timers(qos, os, bool(spec.lossless and spec.lossless.switch.pfc_watchdog
+                                       and spec.lossless.switch.pfc_watchdog.restoration_ms is not None))
         for index, name in enumerate(fab.names(tier.role)):
             serial += 1
             mgmt = Mgmt(nos["mgmt_interface"].get(os, "eth0"), nos["mgmt_vrf"].get(os, "mgmt"),
-                        f"{mgmt_net.network_address + 1 + serial}/{mgmt_net.prefixlen}", gateway)
+                        f"{mgmt_net.network_address + 1 + serial}/{mgmt_net.prefixlen}", gateway,
+                        (mgmt_peers or {}).get(name, ""))
             device = DeviceConfig(fabric, fab.type, tier.role, name, index, serial, tier.switch, os,
                                   asn_for(fabric, tier.role, index), f"{loopbacks.network_address + serial}/32",
                                   mgmt, platform, qos, buffers, mtu)
-            device.interfaces = _interfaces(names, ends.get(name, []), mtu)
+            device.interfaces = _interfaces(names, ends.get(name, []), mtu, (lengths or {}).get(name, {}))
+            device.timers = timers
             yield device

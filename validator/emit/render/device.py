@@ -7,6 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from validator.base.facts import fact
+from validator.derive.port_names import Breakout, PortName
+from validator.derive.switch_os import WatchdogTimers
+
+__all__ = ["Breakout", "Buffers", "DeviceConfig", "Ecn", "Interface", "Mgmt", "Platform", "PortName", "Qos",
+           "Watchdog"]
 from validator.resolve.catalog.entries import Switch
 
 
@@ -75,40 +80,6 @@ class Qos:
         return sorted({t for _, t in self.dscp_to_tc} | {self.roce_tc, 0} | set(self.pfc_priorities))
 
 
-@fact
-class PortName:
-    """How one logical port of a tier is named and clocked (same on every switch of the tier)."""
-
-    number: int                 # 1-based logical port at its speed
-    sonic: str                  # Ethernet<first lane>
-    lanes: str                  # SONiC lane list
-    eos: str                    # Ethernet<cage>/<lane> (Ethernet<slot>/<port>/<lane> on a chassis)
-    eos_speed: str              # EOS speed keyword, e.g. 400g-4
-    nvue: str                   # swp<cage> or swp<cage>s<sub>
-    speed_gbps: float
-    lanes_per_port: int
-    breakout: Breakout | None   # set on every sub-port of a cage that is split
-
-
-@fact
-class Breakout:
-    """A cage split into `ports` logical ports: set on the parent before the sub-ports exist."""
-
-    ports: int
-    speed_gbps: float
-    lanes_per_port: int
-    sonic_parent: str
-    nvue_parent: str
-
-    @property
-    def sonic_mode(self) -> str:
-        return f"{self.ports}x{self.speed_gbps:g}G"
-
-    @property
-    def nvue_mode(self) -> str:
-        return f"{self.ports}x"
-
-
 @dataclass
 class Interface:
     port: PortName
@@ -116,9 +87,11 @@ class Interface:
     description: str
     ip: str                     # this end, with prefix length
     peer_ip: str                # the far end, no prefix length
-    peer: str                   # device:port
+    peer: str                   # device:interface (the peer's own name for the port)
     peer_asn: int | None        # set on switch-to-switch links (BGP neighbours)
     opens_cage: bool = False    # the first used sub-port of a split cage: the breakout goes before it
+    cable_m: int | None = None  # length class of the cable on this port (lossless headroom is sized for it)
+    cable: str = ""             # the cable's id, as printed on both its ends and in the cabling plan
 
 
 @fact
@@ -127,6 +100,7 @@ class Mgmt:
     vrf: str
     ip: str
     gateway: str
+    description: str = ""       # the OOB switch port it is cabled to and the cable id
 
 
 @dataclass
@@ -156,6 +130,12 @@ class DeviceConfig:
     buffers: Buffers | None
     mtu: int
     interfaces: list[Interface] = field(default_factory=list)
+    timers: WatchdogTimers | None = None     # the PFC watchdog as this OS sets it (derive/switch_os.py)
+
+    @property
+    def cable_lengths(self) -> list[int]:
+        """The distinct cable lengths of this switch's ports, shortest first (one PFC profile each)."""
+        return sorted({i.cable_m for i in self.interfaces if i.cable_m is not None})
 
     @property
     def router_id(self) -> str:

@@ -49,7 +49,8 @@ def avd_structured_config(d: DeviceConfig) -> dict[str, Any]:
         "ip_routing": True,
         "vrfs": [{"name": d.mgmt.vrf, "ip_routing": False}],
         "management_interfaces": [{"name": d.mgmt.interface, "vrf": d.mgmt.vrf, "ip_address": d.mgmt.ip,
-                                   "gateway": d.mgmt.gateway, "type": "oob"}],
+                                   "gateway": d.mgmt.gateway, "type": "oob",
+                                   **({"description": d.mgmt.description} if d.mgmt.description else {})}],
         "static_routes": [{"vrf": d.mgmt.vrf, "prefix": "0.0.0.0/0", "next_hop": d.mgmt.gateway}],
         "loopback_interfaces": [{"name": "Loopback0", "ip_address": d.loopback}],
         "ethernet_interfaces": [],
@@ -67,7 +68,7 @@ def avd_structured_config(d: DeviceConfig) -> dict[str, Any]:
             wd = qos.watchdog
             out["priority_flow_control"] = {"watchdog": {
                 "action": wd.action, "timeout": _seconds(wd.detection_ms),
-                "polling_interval": _seconds(max(1, wd.detection_ms // 2)),
+                "polling_interval": _seconds(d.timers.get("poll_ms") if d.timers else max(1, wd.detection_ms // 2)),
                 "recovery_time": _seconds(wd.restoration_ms)}}
     for i in d.interfaces:
         eth: dict[str, Any] = {"name": i.port.eos, "description": i.description, "mtu": i.mtu,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from validator.derive.switch_os import lossless_headroom
 from validator.emit.render.device import DeviceConfig
 
 
@@ -14,6 +15,11 @@ from validator.emit.render.device import DeviceConfig
 class Notes:
     platforms: dict[str, str] = field(default_factory=dict)       # switch id -> why no platform
     no_headroom: dict[str, set[int]] = field(default_factory=dict)  # ASIC -> port speeds (Mb/s)
+    faster_row: dict[tuple[str, int], int] = field(default_factory=dict)  # (ASIC, speed) -> row used (Mb/s)
+    eos_headroom: bool = False
+    oob: int = 0                                                   # OOB switches rendered
+    oob_unrendered: dict[str, list[str]] = field(default_factory=dict)  # OS -> OOB switches not rendered
+    unrendered: dict[str, list[str]] = field(default_factory=dict)      # OS with no plug-in -> switches
     no_buffers: set[str] = field(default_factory=set)              # ASICs with no buffer data
     sonic: int = 0
     nvue_restoration: bool = False
@@ -21,6 +27,8 @@ class Notes:
     def add(self, d: DeviceConfig) -> None:
         if d.os == "cumulus" and d.qos is not None and d.qos.watchdog is not None:
             self.nvue_restoration = True
+        if d.os == "eos" and d.qos is not None:
+            self.eos_headroom = True
         if d.os not in ("sonic",):
             return
         self.sonic += 1
@@ -31,9 +39,12 @@ class Notes:
         if d.buffers is None:
             self.no_buffers.add(d.model.asic)
         elif d.buffers.model == "traditional":
-            speeds = {int(i.port.speed_gbps * 1000) for i in d.interfaces} - set(d.buffers.pg_lossless)
-            if speeds:
-                self.no_headroom.setdefault(d.model.asic, set()).update(speeds)
+            for speed in {int(i.port.speed_gbps * 1000) for i in d.interfaces}:
+                row = lossless_headroom(d.os, d.model.asic, speed).row_mbps
+                if row is None:
+                    self.no_headroom.setdefault(d.model.asic, set()).add(speed)
+                elif row != speed:
+                    self.faster_row[(d.model.asic, speed)] = row
 
     def text(self) -> str:
         out = ["# What to fill in before loading these configurations", "",
@@ -53,6 +64,23 @@ class Notes:
             listed = ", ".join(f"{s // 1000}G" for s in sorted(speeds))
             out.append(f"- {asic}: no published lossless headroom (pg_profile_lookup.ini) at {listed}; those ports "
                        "have no lossless BUFFER_PG entry yet.")
+        for (asic, speed), row in sorted(self.faster_row.items()):
+            out.append(f"- {asic}: no lossless headroom row is published at {speed // 1000}G; those ports use the "
+                       f"{row // 1000}G row (pg_lossless_{row}_profile), which reserves more than a {speed // 1000}G "
+                       "port needs on the same cable: replace it with the vendor's row when there is one.")
+        if self.eos_headroom:
+            out.append("- Arista EOS: the PFC headroom of each no-drop priority is the platform's own (AVD's "
+                       "eos_cli_config_gen has no headroom setting for these switches); check it with "
+                       "`show priority-flow-control` after loading.")
+        if self.oob:
+            out.append(f"- Out-of-band ({self.oob} switches): the management gateways are SVIs on the first OOB "
+                       "spine only; add a second gateway (VRR) and the route out of the management network.")
+        for os, names in sorted(self.oob_unrendered.items()):
+            out.append(f"- Out-of-band switches running {os} have no template yet and were not rendered: "
+                       f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''} ({len(names)}).")
+        for os, names in sorted(self.unrendered.items()):
+            out.append(f"- Switches running {os} have no renderer (emit/render/switch_os.py PLUGINS) and were not "
+                       f"rendered: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''} ({len(names)}).")
         if self.nvue_restoration:
             out.append("- NVUE: the design's PFC watchdog restoration time has no NVUE setting; Cumulus Linux "
                        "restores a queue when the storm stops.")

@@ -13,6 +13,7 @@ from validator.derive.links import iter_links
 from validator.expand.topology import Topology
 
 PARTITIONS_FILE = "partitions.conf"
+ADAPTIVE_FILE = "opensm-nvidia-ar.conf"    # for NVIDIA's subnet manager (UFM / MLNX OpenSM) only
 INSTALL_DIR = "/etc/opensm"
 
 
@@ -25,6 +26,8 @@ class IbFabricFact:
     routing_reason: str
     servers: int
     partitions_path: str      # where opensm.conf expects the partitions file written beside it
+    adaptive: str | None = None          # NVIDIA SM's adaptive routing engine, when the design asks for it
+    adaptive_reason: str = ""
 
 
 def _values() -> dict[str, Any]:
@@ -41,14 +44,16 @@ def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
             engine = data["routing_engine_multi_tier"]
             shape = "rail-optimized leaves under a common spine layer" if spec.topology == "rail-optimized" \
                 else "leaves under a common spine layer"
-            reason = (f"{len(fab.tiers)}-tier fat tree ({shape}): adaptive routing over up/down paths "
-                      f"({engine['source']})")
+            reason = (f"{len(fab.tiers)}-tier fat tree ({shape}): the fat-tree engine, up/down if it cannot "
+                      f"rank the tree ({engine['source']})")
         else:
             engine = data["routing_engine_single_tier"]
             reason = f"one switch layer ({spec.topology}): {engine['source']}"
+        adaptive = data["routing_engine_adaptive"] if spec.adaptive_routing else None
         yield IbFabricFact(name, fab.switches, [{"role": t.role, "switch": t.switch.id, "count": fab.count(t.role)}
                                                 for t in fab.tiers], engine["value"], reason, topology.servers,
-                           f"{INSTALL_DIR}/{PARTITIONS_FILE}")
+                           f"{INSTALL_DIR}/{PARTITIONS_FILE}", adaptive["value"] if adaptive else None,
+                           f"adaptive routing, chosen in the design ({adaptive['source']})" if adaptive else "")
 
 
 def ibdm_topology(topology: Topology, fabric: str) -> Iterator[str]:

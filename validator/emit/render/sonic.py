@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from validator.base.resources import load_data
+from validator.derive.switch_os import lossless_headroom
 from validator.emit.escape import to_json
 from validator.emit.render.device import Buffers, DeviceConfig, Qos
 
@@ -42,7 +43,8 @@ def sonic_tables(d: DeviceConfig) -> dict[str, Any]:
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{d.loopback}": {}},
         "BGP_NEIGHBOR": {i.peer_ip: {"asn": str(i.peer_asn), "name": i.peer.split(":")[0],
                                      "local_addr": i.ip.split("/")[0], "admin_status": "up"} for i in d.neighbors},
-        "MGMT_PORT": {d.mgmt.interface: {"alias": d.mgmt.interface, "admin_status": "up"}},
+        "MGMT_PORT": {d.mgmt.interface: {"alias": d.mgmt.interface, "admin_status": "up",
+                                          **({"description": d.mgmt.description} if d.mgmt.description else {})}},
         "MGMT_INTERFACE": {f"{d.mgmt.interface}|{d.mgmt.ip}": {"gwaddr": d.mgmt.gateway}},
         "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
     }
@@ -82,7 +84,8 @@ def _lossless(d: DeviceConfig, qos: Qos, names: list[str]) -> dict[str, Any]:
             "ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": str(qos.ecn.min_bytes),
             "green_max_threshold": str(qos.ecn.max_bytes), "green_drop_probability": str(qos.ecn.probability_pct)}}
     if qos.watchdog is not None:
-        poll = load_data("sonic_qos.yaml")["pfc_watchdog_poll_ms"]["value"]
+        poll = d.timers.get("poll_ms") if d.timers is not None else load_data("sonic_qos.yaml")[
+            "pfc_watchdog_poll_ms"]["value"]
         wd = qos.watchdog
         out["PFC_WD"] = {**{n: {"action": wd.action, "detection_time": str(wd.detection_ms),
                                 "restoration_time": str(wd.restoration_ms)} for n in names},
@@ -105,14 +108,18 @@ def _buffers(d: DeviceConfig, b: Buffers, qos: Qos) -> dict[str, Any]:
         speed = int(i.port.speed_gbps * 1000)
         profile = "NULL"                       # dynamic model: headroom from speed, cable and MTU
         if b.model == "traditional":
-            pg = b.pg_lossless.get(speed)
+            row = lossless_headroom(d.os, b.asic, speed).row_mbps
+            pg = b.pg_lossless.get(row) if row is not None else None
             if pg is None:
-                continue                       # no published headroom for this speed: left out (NOTES.md)
-            profile = f"pg_lossless_{speed}_profile"
+                continue                       # no published headroom (NET012 refuses such a design)
+            profile = f"pg_lossless_{row}_profile"
             profiles[profile] = {"pool": "ingress_lossless_pool", **{k: str(v) for k, v in pg.items()}}
         for p in qos.pfc_priorities:
             pgs[f"{i.port.sonic}|{p}"] = {"profile": profile}
     out: dict[str, Any] = {"BUFFER_POOL": pools, "BUFFER_PROFILE": profiles}
+    cables = {i.port.sonic: f"{i.cable_m}m" for i in d.interfaces if i.cable_m is not None}
+    if cables:
+        out["CABLE_LENGTH"] = {"AZURE": cables}   # the name SONiC's buffer manager reads
     if pgs:
         out["BUFFER_PG"] = pgs
     if "egress_lossless_profile" in profiles:
