@@ -47,8 +47,8 @@ def test_every_cabling_plan_link_is_one_cable_between_named_interfaces():
         cables = objects.objects["cables"]
         assert len(cables) == len(rows)
         for r in rows:
-            a = (r["a_device"], interface_name(objects, r["a_device"], r["fabric"], r["a_port"]))
-            z = (r["z_device"], interface_name(objects, r["z_device"], r["fabric"], r["z_port"]))
+            a = (r["a_device"], interface_name(objects, r["a_device"], r["fabric"], r["a_interface"]))
+            z = (r["z_device"], interface_name(objects, r["z_device"], r["fabric"], r["z_interface"]))
             assert (*min(a, z), *max(a, z)) in cables
         # every interface is the end of exactly one cable: no port used twice
         ends = Counter(e for c in cables.values() for e in ((c["a_device"], c["a_interface"]),

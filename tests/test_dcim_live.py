@@ -40,8 +40,8 @@ def _apply_and_check(design) -> None:
     rows = list(csv.DictReader(io.StringIO(cli("cabling", str(design), "--format", "csv")[1])))
     assert len(live["cables"]) == len(rows)
     for r in rows:
-        a = (r["a_device"], interface_name(wanted, r["a_device"], r["fabric"], r["a_port"]))
-        z = (r["z_device"], interface_name(wanted, r["z_device"], r["fabric"], r["z_port"]))
+        a = (r["a_device"], interface_name(wanted, r["a_device"], r["fabric"], r["a_interface"]))
+        z = (r["z_device"], interface_name(wanted, r["z_device"], r["fabric"], r["z_interface"]))
         assert (*min(a, z), *max(a, z)) in live["cables"]
     assert set(live["racks"]) == set(wanted.objects["racks"])
     for key, record in wanted.objects["devices"].items():

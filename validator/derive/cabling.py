@@ -275,7 +275,8 @@ class Plan:
         link = run.link
         return (link.fabric, *self._end(run.a), link.a_device, link.a_port, *self._end(run.z), link.z_device,
                 link.z_port, link.speed_gbps, *self._media_cells(run.media, run.run_m),
-                cable_id(link.fabric, run.index), self._port_name(link.fabric, link.a_role, link.a_port),
+                cable_id(link.fabric, link.a_device, link.a_port),
+                self._port_name(link.fabric, link.a_role, link.a_port),
                 self._port_name(link.fabric, link.z_role, link.z_port))
 
     def _port_name(self, fabric: str, role: str, port: int | str) -> str:
@@ -308,14 +309,15 @@ class Plan:
                 found = places[key] = (*self._end(place), namer(index), place.rack)
             return found
 
-        for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, speed) in enumerate(link_tuples(self.topology, fabric)):
+        for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(self.topology, fabric):
             a, z = end(a_role, a_idx), end(z_role, z_idx)
             key = (f"{a_role}>{z_role}", int(a[-1]), int(z[-1]), speed)    # type: ignore[call-overload]
             media = cells.get(key)
             if media is None:
                 m, length = self.media(fabric, a_role, key[1], key[2], speed, z_role)
                 media = cells[key] = self._media_cells(m, length)
-            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media, cable_id(fabric, k),
+            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media,
+                   cable_id(fabric, str(a[-2]), a_port),
                    self._port_name(fabric, a_role, a_port), self._port_name(fabric, z_role, z_port))
             if a_role == "server" and len(places) > 4096:
                 places.clear()      # servers are visited once each: keep the cache small at 100k GPUs

@@ -140,6 +140,8 @@ def interface_namer(topology: Topology, fabric: str, role: str) -> Callable[[int
     return name_of
 
 
-def cable_id(fabric: str, k: int) -> str:
-    """The label of the k-th cable (0-based, in link order) of a fabric, printed on both of its ends."""
-    return f"{fabric}-{k + 1:06d}"
+def cable_id(fabric: str, a_device: str, a_port: int | str) -> str:
+    """The label printed on both ends of a cable: its fabric and its A end (device and port), unique because
+    every port is used once, and stable: adding servers or switches renames no existing cable (a sequence
+    number would relabel every cable after the first new one)."""
+    return f"{fabric}:{a_device}:{a_port}"

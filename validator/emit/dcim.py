@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validator.derive import Derived
+from validator.derive.cabling import CABLING_COLUMNS
 
 TAG = "clusterplan"
 STATUS = "Planned"
@@ -112,9 +113,12 @@ def _iface_type(speed_gbps: float, media: str) -> str:
             200.0: "200gbase-x-qsfp56", 400.0: "400gbase-x-osfp", 800.0: "800gbase-x-osfp"}.get(speed_gbps, "other")
 
 
+COL = {name: i for i, name in enumerate(CABLING_COLUMNS)}
+
+
 def cable_label(row: tuple[Any, ...]) -> str:
-    """The cable id printed on both ends: fabric and both ends' device and port."""
-    return f"{row[0]}:{row[6]}:{row[7]}--{row[13]}:{row[14]}"
+    """The cable id the cabling plan prints for both ends of the cable."""
+    return str(row[COL["cable_id"]])
 
 
 CABLE_TYPES = {"mmf": "mmf", "smf": "smf", "dac": "dac-passive", "acc": "dac-active", "aec": "dac-active",
@@ -134,12 +138,12 @@ SWITCH_ROLES = ("leaf", "spine", "core")
 def _cables(out: DcimObjects, rows: Iterator[tuple[Any, ...]]) -> None:
     devices = out.objects["devices"]
     for row in rows:
-        fabric, a_dev, z_dev = str(row[0]), str(row[6]), str(row[13])
+        fabric, a_dev, z_dev = str(row[COL["fabric"]]), str(row[COL["a_device"]]), str(row[COL["z_device"]])
         if (a_dev,) not in devices or (z_dev,) not in devices:
             continue
-        speed, media, run_m = float(row[15]), str(row[16]), row[21]
-        ends = [(a_dev, interface_name(out, a_dev, fabric, str(row[7]))),
-                (z_dev, interface_name(out, z_dev, fabric, str(row[14])))]
+        speed, media, run_m = float(row[COL["speed_gbps"]]), str(row[COL["media"]]), row[COL["run_m"]]
+        ends = [(a_dev, interface_name(out, a_dev, fabric, str(row[COL["a_interface"]]))),
+                (z_dev, interface_name(out, z_dev, fabric, str(row[COL["z_interface"]])))]
         for dev, name in ends:
             out.add("interfaces", (dev, name), {"device": dev, "name": name, "type": _iface_type(speed, media),
                                                 "description": f"{fabric} {speed:g}G"})

@@ -94,7 +94,7 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
         a_ip, z_ip = _dotted(base + 2 * k), _dotted(base + 2 * k + 1)
         a_switch = link.a_role in switch_roles
-        cable = cable_id(fabric, k)
+        cable = cable_id(fabric, link.a_device, link.a_port)
         ends[link.z_device].append((link.z_port, f"{z_ip}/31", a_ip,
                                     f"{link.a_device}:{port_name(link.a_role, link.a_port)}",
                                     asn_for(fabric, link.a_role, link.a_index) if a_switch else None, cable))

@@ -102,8 +102,8 @@ def oob_configs(topology: Topology) -> Iterator[OobSwitch]:
         namer = namers.get(role) or namers.setdefault(role, interface_namer(topology, FABRIC, role))
         return namer(port)
 
-    for k, link in enumerate(iter_links(topology, FABRIC)):
-        cable = cable_id(FABRIC, k)
+    for link in iter_links(topology, FABRIC):
+        cable = cable_id(FABRIC, link.a_device, link.a_port)
         a_name, z_name = name(link.a_role, link.a_port), name(link.z_role, link.z_port)
         trunk = link.a_role == "leaf"
         ports[link.z_device].append(OobPort(z_name, link.speed_gbps, f"{link.a_device}:{a_name} cable {cable}",
@@ -132,10 +132,11 @@ def mgmt_peers(topology: Topology) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     namers: dict[str, Callable[[int | str], str]] = {}
-    for k, link in enumerate(iter_links(topology, FABRIC)):
+    for link in iter_links(topology, FABRIC):
         if "/" not in link.a_role:
             continue
         namer = namers.get(link.z_role) or namers.setdefault(link.z_role, interface_namer(topology, FABRIC,
                                                                                            link.z_role))
-        out[link.a_device] = f"{link.z_device}:{namer(link.z_port)} cable {cable_id(FABRIC, k)}"
+        cable = cable_id(FABRIC, link.a_device, link.a_port)
+        out[link.a_device] = f"{link.z_device}:{namer(link.z_port)} cable {cable}"
     return out
