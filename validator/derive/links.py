@@ -193,7 +193,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     three = len(tiers) == 3
     for i in range(leaf.count):
         pod, q = divmod(i, per_pod) if three else (0, i)
-        for u in range(up):
+        for u in range(plane.leaf_uplinks(i)):
             j, m = u % spines, u // spines
             yield ("leaf", lb + i, down + u + 1, "spine", sb + pod * spines + j, q * stride + m + 1,
                    leaf.up_speed_gbps)
