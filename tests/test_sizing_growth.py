@@ -7,8 +7,10 @@ a DGX H100 has 8 ConnectX-7 at 400G, one per rail.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.builders import topology_of, training
@@ -109,3 +111,24 @@ def test_growth_is_its_own_bom_line():
     assert f"+{qty['transceiver']:,} transceivers" in line.description
     # 256 more 400G links, two ends each, on twin-port (2 x 400G) modules: at least 256 modules more
     assert qty["transceiver"] >= 256
+
+
+def test_diff_shows_the_cost_of_growth(tmp_path):
+    """`diff` of a design before and after declaring growth: the growth row goes from $0 to the growth line's
+    price, and the capex rises by the same amount."""
+    from tests.helpers import cli
+
+    base = training({"server": "dgx-h100", "count": 32, "servers_per_rack": 4}, _fabric())
+    head = training({"server": "dgx-h100", "count": 32, "servers_per_rack": 4},
+                    _fabric(growth={"scalable_units": 1}))
+    paths = []
+    for name, design in (("base.yaml", base), ("head.yaml", head)):
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(design, sort_keys=False), encoding="utf-8")
+        paths.append(str(path))
+    code, out, err = cli("diff", *paths, "--format", "json")
+    assert code == 0, err
+    metrics = json.loads(out)["designs"][0]["metrics"]
+    growth = _derived(32, growth={"scalable_units": 1}).bom.totals["growth_usd"]
+    assert metrics["growth_usd"]["base"] == 0 and metrics["growth_usd"]["head"] == growth
+    assert metrics["capex"]["head"] - metrics["capex"]["base"] == pytest.approx(growth)

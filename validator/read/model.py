@@ -168,6 +168,8 @@ class ScalableUnit(Model):
 
 
 class Growth(Model):
+    """Build a fabric for more than it has (docs/design-format.md, "Sized from what is built")."""
+
     scalable_units: Count = Field(description="Build the fabric for this many full scalable units: every leaf "
                                   "gets uplinks for all its downlink ports (a partial SU filled later needs no new "
                                   "cable) and spines and cores get the ports of this many SUs' leaves. Leaves are "
