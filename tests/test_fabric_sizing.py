@@ -119,3 +119,25 @@ def test_gb200_spine_leaf_groups_as_the_ra_text_says():
     # cores: 16 pods x 24 uplinks of spine j = 384 links per core group / 64 ports = 6 cores, 4 links per pair
     assert plane.cores_per_group == 6
 
+
+
+@pytest.mark.parametrize("su", ["8", "16"])
+def test_b300_spectrum_x_written_as_one_800g_plane_stays_two_tier(su):
+    """The same DGX B300 SuperPOD written as one plane of 8 x 800G ConnectX-8 links per node (not twin-planar):
+    an SN5600 has 64 x 800G ports, too few for one spine to reach 128 (8 SU) or 256 (16 SU) leaves at 800G, so
+    the leaves' 32 uplink cages run 2 x 400G (8 SU) or 4 x 200G (16 SU) and one spine layer of 128 / 256 ports
+    reaches every leaf: two tiers with the RA's leaf and spine counts (RA-11337-001 Table 3), no core. Per leaf
+    the 32 uplink cages carry 32 x 800G of bandwidth, as the RA counts connections per cage."""
+    row = next(r for r in ROWS if r["family"] == "b300-spectrum-x" and r["su"] == su)
+    fabric = {"type": "roce", "speed_gbps": 800, "topology": "rail-optimized", "scalable_unit": {"servers": 64},
+              "tiers": _pair("sn5600")}
+    topo = topology_of(training({"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}, fabric))
+    fab = topo.fabrics["compute"]
+    assert fab.buildable and not fab.problems
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == (int(row["leaf"]), int(row["spine"]), 0)
+    leaf = fab.tier("leaf")
+    assert leaf is not None and leaf.up_speed_gbps == {"8": 400, "16": 200}[su]
+    up_cages = len({(s.group, s.cage) for s in leaf.layout.slots[leaf.down_ports:]})
+    assert fab.count("leaf") * up_cages == int(row["leaf_spine"])
+    assert topo.servers * fab.links_per_server == int(row["node_leaf"])
+    check_port_truth(topo)

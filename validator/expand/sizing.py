@@ -24,6 +24,7 @@ arithmetic. Fatal problems mean the fabric cannot be built as declared and no li
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -43,6 +44,7 @@ from validator.expand.plane import (
 )
 from validator.expand.ports import dedicated_uplinks, layout, most_downlinks, ports_at, uplinks_for
 from validator.expand.upper import leaves_per_pod, three_tier, too_few_spines, two_tier
+from validator.resolve.catalog.entries import Switch
 from validator.resolve.resolved import ResolvedFabric, ResolvedTier
 
 __all__ = ["FabricSize", "PlaneSize", "Problem", "TierSize", "parse_ratio", "placement", "planes_and_rails",
@@ -124,8 +126,13 @@ def _size_plane(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_p
     planes, rails, ppr = _checked_planes(fab)
     links = fab.links_per_server
     endpoint = servers * (links // planes if links else 0)
-    lv = _leaf_tier(fab, servers, servers_per_rack, extra, leaf_count, (rails, ppr, endpoint), (spine, min_spines),
-                    problems)
+    def leaves_for(variant: ResolvedFabric, into: list[Problem]) -> _Leaves:
+        return _leaf_tier(variant, servers, servers_per_rack, extra, leaf_count, (rails, ppr, endpoint),
+                          (spine, min_spines), into)
+
+    lv = leaves_for(fab, problems)
+    if spine is not None and core is None:
+        lv = _uplink_breakout(fab, lv, spine.switch, min_spines, leaves_for)
     leaf = lv.tier
     shape: dict[str, Any] = dict(
         rails=rails, ports_per_rail=ppr, su_servers=lv.su, sus=lv.sus, planned_sus=lv.planned_sus,
@@ -149,6 +156,43 @@ def _size_plane(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_p
         problems)
     return _as_used(PlaneSize(**shape, leaves_per_pod=per_pod, spines_per_pod=spines_per_pod,
                               cores_per_group=cores_per_group, tiers=(leaf, spine_t, core_t)), lv, servers)
+
+
+def _uplink_breakout(fab: ResolvedFabric, lv: _Leaves, spine_sw: Switch, min_spines: int,
+                     leaves_for: Callable[[ResolvedFabric, list[Problem]], _Leaves]) -> _Leaves:
+    """Two tiers wherever one spine layer reaches every leaf: on an Ethernet fabric whose spines cannot reach
+    every leaf at the uplink speed, the leaves' uplinks broken out to the fastest lower speed both switches'
+    cages give at which they can (the DGX B300 Spectrum-X SuperPOD runs its 800G SN5600 cages as 2 x 400G:
+    two tiers at 8 and 16 SU). InfiniBand keeps its speed and adds a core, as the DGX SuperPOD tables do;
+    a declared spine count, uplink count or uplink speed is kept as declared."""
+    spec = fab.spec
+    spine_spec, leaf_spec = spec.tiers.spine, spec.tiers.leaf
+    if spec.type == "infiniband" or spine_spec is None or spine_spec.count is not None or \
+            leaf_spec.uplink_speed_gbps is not None or leaf_spec.uplinks is not None:
+        return lv
+    if _two_tier_fits(fab, lv, spine_sw, min_spines):
+        return lv
+    speeds = {s for g in lv.tier.switch.port_groups for s in g.ports_per_cage} & \
+        {s for g in spine_sw.port_groups for s in g.ports_per_cage}
+    for speed in sorted((s for s in speeds if s < lv.tier.up_speed_gbps), reverse=True):
+        leaf = leaf_spec.model_copy(update={"uplink_speed_gbps": float(speed)})
+        variant = replace(fab, spec=spec.model_copy(update={"tiers": spec.tiers.model_copy(update={"leaf": leaf})}))
+        try:
+            found = leaves_for(variant, [])
+        except Unbuildable:
+            continue
+        if _two_tier_fits(fab, found, spine_sw, min_spines):
+            return found
+    return lv
+
+
+def _two_tier_fits(fab: ResolvedFabric, lv: _Leaves, spine_sw: Switch, min_spines: int) -> bool:
+    spine_spec = fab.spec.tiers.spine
+    assert spine_spec is not None
+    try:
+        return two_tier(fab, lv.tier, lv.planned_leaves, spine_sw, spine_spec, [], min_spines) is not None
+    except Unbuildable:
+        return False
 
 
 def _as_used(plane: PlaneSize, lv: _Leaves, servers: int) -> PlaneSize:

@@ -103,8 +103,9 @@ class Tier(Model):
                                     "(default: what the taper leaves of the ports; half of them at 1:1).")
     uplinks: NonNegCount | None = Field(None, description="Ports per switch facing the tier above "
                                         "(default: from the downlinks and the taper).")
-    uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s "
-                                               "(default: the fabric speed).")
+    uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s (default: the "
+                                               "fabric speed; on Ethernet, the fastest breakout speed at which one "
+                                               "spine layer reaches every leaf when the fabric speed does not).")
     oversubscription: Ratio | None = Field(
         None, description="Taper of this tier as downlink bandwidth : uplink bandwidth, e.g. '1:1' (non-blocking) "
         "or '7:1' (what Meta writes as 1:7 at its aggregation tier). Default: the fabric's `oversubscription`.")
