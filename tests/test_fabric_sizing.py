@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.builders import topology_of, training
 from tests.invariants import check_port_truth
@@ -141,3 +142,25 @@ def test_b300_spectrum_x_written_as_one_800g_plane_stays_two_tier(su):
     assert fab.count("leaf") * up_cages == int(row["leaf_spine"])
     assert topo.servers * fab.links_per_server == int(row["node_leaf"])
     check_port_truth(topo)
+
+
+def test_gb200_16_su_validates_clean_with_the_published_counts():
+    """A 16-SU GB200 SuperPOD (128 NVL72 racks, 2,304 trays, TP 4 inside each tray's GPUs x DP over every
+    tray), with its out-of-band network and storage: the RA-11338-001 Table 3 row (512 leaves, 384 spines,
+    144 cores; a secondary transcription, see tests/reference/README.md) and no finding of any rule."""
+    from validator.pipeline import analyze
+
+    row = next(r for r in ROWS if r["family"] == "gb200" and r["su"] == "16")
+    design = _design(row)
+    trays = int(row["su"]) * 8 * 18
+    design["training"].update({"parallelism": {"tp": 4, "dp": trays}, "global_batch": trays})
+    design["fabrics"]["oob"] = {"type": "ethernet", "speed_gbps": 1,
+                                "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c"}}}
+    design["storage"] = {"type": "parallel-fs", "write_gbytes_s": 2000}
+    analysis = analyze(Path("gb200-16su.yaml"), "gb200-16su.yaml", text=yaml.safe_dump(design, sort_keys=False))
+    assert analysis.topology is not None
+    fab = analysis.topology.fabrics["compute"]
+    published = (int(row["leaf"]), int(row["spine"]), int(row["core"]))
+    assert published == (512, 384, 144)
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == published
+    assert [f"{f.rule} {f.message}" for f in analysis.findings] == []

@@ -66,9 +66,11 @@ def test_two_leaves_on_one_rail_without_spine_are_islands():
 
 
 def test_basepod_two_leaves_with_every_node_on_both():
-    """A 4-node DGX BasePOD (NDR400, QM9700 compute switches): each DGX H100 sends 4 of its 8 NDR links to
-    each of the two switches (`attachment: dual`): 2 leaves, 16 of 64 ports used on each, and no spine; every
-    node reaches both leaves, so the fabric is connected through the nodes."""
+    """A 4-node DGX BasePOD written as the issue describes it: two QM9700 compute leaves and no spine, each
+    DGX H100 sending 4 of its 8 NDR400 links to each leaf (`attachment: dual`): 4 x 4 = 16 of 64 ports used
+    on each. (The DGX BasePOD RA, "DGX BasePOD with NDR400 Compute Fabric", 2-8 nodes, QM9700; its switch
+    table was not read in this session, so the count 2 is the arithmetic here, not a published figure.)
+    Every node reaches both leaves, so the fabric is connected through the nodes: no NET008."""
     design = training({"server": "dgx-h100", "count": 4, "servers_per_rack": 4},
                       {"type": "infiniband", "speed_gbps": 400, "attachment": "dual",
                        "tiers": {"leaf": {"switch": "qm9700"}}})
