@@ -164,3 +164,35 @@ def test_gb200_16_su_validates_clean_with_the_published_counts():
     assert published == (512, 384, 144)
     assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == published
     assert [f"{f.rule} {f.message}" for f in analysis.findings] == []
+
+
+LOSSLESS = {"switch": {"pfc_priorities": [3], "dscp_to_tc": {"26": 3, "48": 6}, "roce_tc": 3, "cnp_tc": 6,
+                       "ecn": {"min_threshold_kb": 150, "max_threshold_kb": 1500, "probability_pct": 100},
+                       "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 400}},
+            "nic": {"pfc_priorities": [3], "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48}}
+
+
+@pytest.mark.parametrize(("su", "planes"), [("8", 2), ("16", 2), ("8", 1), ("16", 1)])
+def test_b300_spectrum_x_validates_clean_as_two_tiers(su, planes):
+    """The DGX B300 Spectrum-X SuperPOD at 8 and 16 SU (RA-11337-001 Table 3: 128 / 256 leaves, 64 / 128
+    spines, no core), twin-planar (2 x 400GbE per ConnectX-8) or written as one 800G plane, with lossless
+    RoCE, out-of-band network and storage: the published counts and no finding of any rule."""
+    from validator.pipeline import analyze
+
+    row = next(r for r in ROWS if r["family"] == "b300-spectrum-x" and r["su"] == su)
+    fabric: dict[str, Any] = {"type": "roce", "speed_gbps": 400 if planes == 2 else 800,
+                              "topology": "rail-optimized", "scalable_unit": {"servers": 64},
+                              "tiers": _pair("sn5600"), "lossless": LOSSLESS}
+    if planes == 2:
+        fabric.update({"planes": 2, "plane_of": "port"})
+    design = training({"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}, fabric)
+    design["fabrics"]["oob"] = {"type": "ethernet", "speed_gbps": 1,
+                                "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c"}}}
+    design["storage"] = {"type": "parallel-fs", "write_gbytes_s": 2000}
+    design["site"] = {"rack": {"model": "rack-48u", "power_budget_kw": 60, "cooling": "rear-door",
+                               "rear_door": "rdhx-active-75"}}
+    analysis = analyze(Path("b300.yaml"), "b300.yaml", text=yaml.safe_dump(design, sort_keys=False))
+    assert analysis.topology is not None
+    fab = analysis.topology.fabrics["compute"]
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == (int(row["leaf"]), int(row["spine"]), 0)
+    assert [f"{f.rule} {f.message}" for f in analysis.findings] == []

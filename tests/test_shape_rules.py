@@ -91,3 +91,15 @@ def test_two_leaf_oob_to_a_management_router_is_not_an_error():
     analysis = _run(design)
     assert analysis.topology is not None and analysis.topology.fabrics["oob"].count("leaf") == 3
     assert "NET008" not in _rules(analysis)
+
+
+def test_sweep_row_says_how_many_gpus_idle():
+    """A sweep over compute.count: 64 DGX H100 (512 GPUs) running the 256-GPU job show the same tokens/s as 32,
+    and the row says why: 256 idle GPUs (TRN011 in the findings); 32 servers leave none idle."""
+    from tests.rule_cases import case_path
+    from validator.workflows.sweep import row_of
+
+    fail, boundary = case_path("TRN011", "fail"), case_path("TRN011", "boundary")
+    big, fit = row_of(analyze(fail, "fail.yaml")), row_of(analyze(boundary, "boundary.yaml"))
+    assert (big["gpus"], big["idle_gpus"], fit["gpus"], fit["idle_gpus"]) == (512, 256, 256, 0)
+    assert "TRN011" in {f.rule for f in analyze(fail, "fail.yaml").findings}
