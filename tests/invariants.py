@@ -78,14 +78,17 @@ def check_port_truth(topology: Topology) -> dict[str, Counter[tuple[str, str]]]:
 
 def _pair_counts(fab: FabricTopology, pairs: Counter[tuple[str, int, str, int]]
                  ) -> tuple[dict[tuple[str, str], set[int]], dict[int, set[int]]]:
-    """Link counts per switch pair, by tier pair; a leaf with fewer uplinks than its tier (fewer downlinks in use,
-    validator/expand/growth.py) by itself: even over the spines it reaches, fewer links than the others."""
+    """Link counts per switch pair, by tier pair; a leaf (or a spine of a three-tier pod) with fewer uplinks than
+    its tier (fewer downlinks in use, validator/expand/growth.py) by itself: even over the switches it reaches,
+    fewer links than the others."""
     by_tier: dict[tuple[str, str], set[int]] = {}
     own: dict[int, set[int]] = {}
     plane = fab.plane
     for (a_role, a, z_role, _z), n in pairs.items():
         if a_role == "leaf" and plane.partial_ups and a % plane.leaves >= plane.partial_from:
             own.setdefault(a, set()).add(n)
+        elif a_role == "spine" and plane.pod_spine_ups:
+            own.setdefault(-1 - a, set()).add(n)     # spines of a pod whose leaves use fewer uplinks
         else:
             by_tier.setdefault((a_role, z_role), set()).add(n)
     return by_tier, own

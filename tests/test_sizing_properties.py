@@ -1,8 +1,9 @@
 """Sizing from what is built, over generated designs off the reference path (partial SUs, odd server counts,
 several SUs, appliances, two and three tiers; issue 25):
 
-- without growth, no leaf has more uplinks than its downlinks in use need at its taper, rounded up to a
-  multiple of the spines it stripes over (one link more per spine at most), counted on the cabling plan;
+- without growth, no leaf (nor three-tier spine) has more uplinks than its downlinks in use need at its
+  taper, rounded up to a multiple of the switches it stripes over (one link more per switch at most), counted
+  on the cabling plan;
 - two-tier spines are sized to the leaves that exist: no smaller divisor of the uplinks holds them (nor
   reaches the training floor of 4 spines, TRN009);
 - declared growth adds exactly the difference: the same leaves and server links, every leaf uplinked for all
@@ -61,6 +62,18 @@ def _per_leaf(topo: Topology) -> tuple[Counter[int], Counter[int], dict[int, set
     return down, up, spines
 
 
+def _per_spine(topo: Topology) -> tuple[Counter[int], Counter[int]]:
+    """From the cabling plan: links from leaves into each spine, and from each spine to the cores."""
+    down: Counter[int] = Counter()
+    up: Counter[int] = Counter()
+    for a_role, a_idx, _ap, z_role, z_idx, _zp, _s in link_tuples(topo, "compute"):
+        if z_role == "spine":
+            down[z_idx] += 1
+        elif a_role == "spine":
+            up[a_idx] += 1
+    return down, up
+
+
 def _check_as_used(topo: Topology) -> None:
     fab = topo.fabrics["compute"]
     leaf = fab.tier("leaf")
@@ -73,6 +86,12 @@ def _check_as_used(topo: Topology) -> None:
         if up[i]:
             assert up[i] % len(reach[i]) == 0, f"leaf {i} stripes {up[i]} links unevenly over {len(reach[i])}"
     spine = fab.tier("spine")
+    if spine is not None and len(fab.tiers) == 3:
+        s_down, s_up = _per_spine(topo)
+        groups = fab.plane.cores_per_group
+        for g in range(fab.count("spine")):
+            need = uplinks_for(s_down[g], spine.down_speed_gbps, spine.up_speed_gbps, spine.taper)
+            assert s_up[g] <= -(-need // groups) * groups, (g, s_down[g], s_up[g], groups)
     if spine is not None and len(fab.tiers) == 2 and fab.tiers[0].up_ports:
         u, cap = leaf.up_ports, spine.switch.ports_at(leaf.up_speed_gbps)
         floor = min(4, u)

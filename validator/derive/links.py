@@ -206,7 +206,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     cb = p * core.count
     for g in range(spine.count):
         pod, j = divmod(g, spines)
-        for v in range(s_up):
+        for v in range(plane.spine_uplinks(g)):
             c, m = v % per_group, v // per_group
             yield ("spine", sb + g, s_down + v + 1, "core", cb + j * per_group + c, pod * stride + m + 1,
                    spine.up_speed_gbps)

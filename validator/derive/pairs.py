@@ -81,9 +81,11 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
     cb = p * core.count
     for g in range(spine.count):
         j = g % spines
+        own = plane.spine_uplinks(g)     # a multiple of the cores of a group, or the tier's count
         for c in range(per_group):
-            if cshare[c]:
-                yield "spine", sb + g, "core", cb + j * per_group + c, cshare[c], spine.up_speed_gbps
+            n = cshare[c] if own == s_up else own // per_group
+            if n:
+                yield "spine", sb + g, "core", cb + j * per_group + c, n, spine.up_speed_gbps
 
 
 @fact

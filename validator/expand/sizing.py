@@ -29,7 +29,14 @@ from dataclasses import replace
 from typing import Any
 
 from validator.base.facts import fact
-from validator.expand.growth import growth_sus, leaf_ports_used, partial_uplinks, uplinks_in_use, used_downlinks
+from validator.expand.growth import (
+    growth_sus,
+    leaf_ports_used,
+    partial_uplinks,
+    pod_spine_uplinks,
+    uplinks_in_use,
+    used_downlinks,
+)
 from validator.expand.plane import (
     FabricSize,
     PlaneSize,
@@ -206,7 +213,15 @@ def _as_used(plane: PlaneSize, lv: _Leaves, servers: int) -> PlaneSize:
     ups = partial_uplinks(used, leaf.up_ports, plane.spines_per_pod, (leaf.down_speed_gbps, leaf.up_speed_gbps),
                           leaf.taper)
     first = next((i for i, u in enumerate(ups) if u < leaf.up_ports), len(ups))
-    return replace(plane, partial_from=first, partial_ups=ups[first:]) if first < len(ups) else plane
+    if first < len(ups):
+        plane = replace(plane, partial_from=first, partial_ups=ups[first:])
+    if len(plane.tiers) == 3:
+        spine = plane.tiers[1]
+        pods = pod_spine_uplinks(ups, plane.leaves_per_pod, plane.spines_per_pod, spine.up_ports,
+                                 plane.cores_per_group, spine.taper)
+        if any(u < spine.up_ports for u in pods):
+            plane = replace(plane, pod_spine_ups=pods)
+    return plane
 
 
 def _checked_planes(fab: ResolvedFabric) -> tuple[int, int, int]:
