@@ -7,10 +7,14 @@ DGX SuperPOD reference architectures build theirs:
   rail-optimized fabric; the whole server of a fat-tree; one side of a dual-ToR pair) gets a rail
   group of leaves, enough for the SU's ports of that rail. Leaves are built for whole SUs. A leaf has
   D downlinks and U uplinks with D x speed / (U x uplink speed) = the tier's taper (1:1 by default).
-  Appliances (UFM, storage nodes) take free leaf ports, then leaves of their own.
+  Appliances (UFM, storage nodes) take free leaf ports, then leaves of their own. Without `growth:`,
+  D and U are those in use on the fullest leaf, and a leaf with fewer downlinks in use gets fewer
+  uplinks (validator/expand/growth.py); with it, every leaf is uplinked for all its downlinks.
 - **Two tiers.** Every leaf reaches every spine. The spine count S is the smallest divisor of U
-  whose S spines hold the L x U leaf uplinks (planned SUs included): each leaf-spine pair then
-  carries the same U / S links ("even striping").
+  whose S spines hold the L x U leaf uplinks (growth SUs included; a training compute fabric at least
+  4 when U allows): each leaf-spine pair then carries the same U / S links ("even striping"). On
+  Ethernet, when no spine reaches every leaf at the uplink speed, the uplinks are broken out to a
+  lower speed at which one does, before a core tier is added.
 - **Three tiers.** When no divisor works, leaves form pods (a rail group of one SU, one SU, or the
   design's zone), each with S_p spines (the smallest divisor of U they fit on); spine j of every pod
   joins core group j, whose C cores are the smallest divisor of the spine uplinks that holds every
