@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from validator.derive.links import link_tuples
+from validator.expand.fabric import FabricTopology
 from validator.expand.topology import Topology
 
 
@@ -62,17 +63,35 @@ def check_port_truth(topology: Topology) -> dict[str, Counter[tuple[str, str]]]:
             assert n <= tier.switch.ports_at(tier.down_speed_gbps) + tier.switch.ports_at(tier.up_speed_gbps)
         assert server_links == topology.servers * topology.resolved.fabrics[name].links_per_server
         striping = any(p.rule == "NET006" for p in fab.problems)
-        by_tier: dict[tuple[str, str], set[int]] = {}
-        for (a_role, _a, z_role, _z), n in pairs.items():
-            by_tier.setdefault((a_role, z_role), set()).add(n)
+        by_tier, own = _pair_counts(fab, pairs)
         if not striping:
             for key, counts in by_tier.items():
                 assert len(counts) == 1, f"{name}: {key} pairs carry unequal link counts {sorted(counts)}"
+            for leaf, counts in own.items():
+                assert len(counts) == 1, f"{name}: leaf {leaf} stripes its uplinks unevenly {sorted(counts)}"
         for tier in fab.tiers:
             if tier.up_ports:
                 assert tier.down_ports * tier.down_speed_gbps <= tier.up_ports * tier.up_speed_gbps * tier.taper + 1e-6
         pairs_by_fabric[name] = Counter({k: len(v) for k, v in by_tier.items()})
     return pairs_by_fabric
+
+
+def _pair_counts(fab: FabricTopology, pairs: Counter[tuple[str, int, str, int]]
+                 ) -> tuple[dict[tuple[str, str], set[int]], dict[int, set[int]]]:
+    """Link counts per switch pair, by tier pair; a leaf (or a spine of a three-tier pod) with fewer uplinks than
+    its tier (fewer downlinks in use, validator/expand/growth.py) by itself: even over the switches it reaches,
+    fewer links than the others."""
+    by_tier: dict[tuple[str, str], set[int]] = {}
+    own: dict[int, set[int]] = {}
+    plane = fab.plane
+    for (a_role, a, z_role, _z), n in pairs.items():
+        if a_role == "leaf" and plane.partial_ups and a % plane.leaves >= plane.partial_from:
+            own.setdefault(a, set()).add(n)
+        elif a_role == "spine" and plane.pod_spine_ups:
+            own.setdefault(-1 - a, set()).add(n)     # spines of a pod whose leaves use fewer uplinks
+        else:
+            by_tier.setdefault((a_role, z_role), set()).add(n)
+    return by_tier, own
 
 
 def check_pairs_match_links(topology: Topology) -> None:

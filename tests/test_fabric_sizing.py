@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.builders import topology_of, training
 from tests.invariants import check_port_truth
@@ -119,3 +120,79 @@ def test_gb200_spine_leaf_groups_as_the_ra_text_says():
     # cores: 16 pods x 24 uplinks of spine j = 384 links per core group / 64 ports = 6 cores, 4 links per pair
     assert plane.cores_per_group == 6
 
+
+
+@pytest.mark.parametrize("su", ["8", "16"])
+def test_b300_spectrum_x_written_as_one_800g_plane_stays_two_tier(su):
+    """The same DGX B300 SuperPOD written as one plane of 8 x 800G ConnectX-8 links per node (not twin-planar):
+    an SN5600 has 64 x 800G ports, too few for one spine to reach 128 (8 SU) or 256 (16 SU) leaves at 800G, so
+    the leaves' 32 uplink cages run 2 x 400G (8 SU) or 4 x 200G (16 SU) and one spine layer of 128 / 256 ports
+    reaches every leaf: two tiers with the RA's leaf and spine counts (RA-11337-001 Table 3), no core. Per leaf
+    the 32 uplink cages carry 32 x 800G of bandwidth, as the RA counts connections per cage."""
+    row = next(r for r in ROWS if r["family"] == "b300-spectrum-x" and r["su"] == su)
+    fabric = {"type": "roce", "speed_gbps": 800, "topology": "rail-optimized", "scalable_unit": {"servers": 64},
+              "tiers": _pair("sn5600")}
+    topo = topology_of(training({"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}, fabric))
+    fab = topo.fabrics["compute"]
+    assert fab.buildable and not fab.problems
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == (int(row["leaf"]), int(row["spine"]), 0)
+    leaf = fab.tier("leaf")
+    assert leaf is not None and leaf.up_speed_gbps == {"8": 400, "16": 200}[su]
+    up_cages = len({(s.group, s.cage) for s in leaf.layout.slots[leaf.down_ports:]})
+    assert fab.count("leaf") * up_cages == int(row["leaf_spine"])
+    assert topo.servers * fab.links_per_server == int(row["node_leaf"])
+    check_port_truth(topo)
+
+
+def test_gb200_16_su_validates_clean_with_the_published_counts():
+    """A 16-SU GB200 SuperPOD (128 NVL72 racks, 2,304 trays, TP 4 inside each tray's GPUs x DP over every
+    tray), with its out-of-band network and storage: the RA-11338-001 Table 3 row (512 leaves, 384 spines,
+    144 cores; a secondary transcription, see tests/reference/README.md) and no finding of any rule."""
+    from validator.pipeline import analyze
+
+    row = next(r for r in ROWS if r["family"] == "gb200" and r["su"] == "16")
+    design = _design(row)
+    trays = int(row["su"]) * 8 * 18
+    design["training"].update({"parallelism": {"tp": 4, "dp": trays}, "global_batch": trays})
+    design["fabrics"]["oob"] = {"type": "ethernet", "speed_gbps": 1,
+                                "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c"}}}
+    design["storage"] = {"type": "parallel-fs", "write_gbytes_s": 2000}
+    analysis = analyze(Path("gb200-16su.yaml"), "gb200-16su.yaml", text=yaml.safe_dump(design, sort_keys=False))
+    assert analysis.topology is not None
+    fab = analysis.topology.fabrics["compute"]
+    published = (int(row["leaf"]), int(row["spine"]), int(row["core"]))
+    assert published == (512, 384, 144)
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == published
+    assert [f"{f.rule} {f.message}" for f in analysis.findings] == []
+
+
+LOSSLESS = {"switch": {"pfc_priorities": [3], "dscp_to_tc": {"26": 3, "48": 6}, "roce_tc": 3, "cnp_tc": 6,
+                       "ecn": {"min_threshold_kb": 150, "max_threshold_kb": 1500, "probability_pct": 100},
+                       "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 400}},
+            "nic": {"pfc_priorities": [3], "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48}}
+
+
+@pytest.mark.parametrize(("su", "planes"), [("8", 2), ("16", 2), ("8", 1), ("16", 1)])
+def test_b300_spectrum_x_validates_clean_as_two_tiers(su, planes):
+    """The DGX B300 Spectrum-X SuperPOD at 8 and 16 SU (RA-11337-001 Table 3: 128 / 256 leaves, 64 / 128
+    spines, no core), twin-planar (2 x 400GbE per ConnectX-8) or written as one 800G plane, with lossless
+    RoCE, out-of-band network and storage: the published counts and no finding of any rule."""
+    from validator.pipeline import analyze
+
+    row = next(r for r in ROWS if r["family"] == "b300-spectrum-x" and r["su"] == su)
+    fabric: dict[str, Any] = {"type": "roce", "speed_gbps": 400 if planes == 2 else 800,
+                              "topology": "rail-optimized", "scalable_unit": {"servers": 64},
+                              "tiers": _pair("sn5600"), "lossless": LOSSLESS}
+    if planes == 2:
+        fabric.update({"planes": 2, "plane_of": "port"})
+    design = training({"server": "dgx-b300", "count": int(row["nodes"]), "servers_per_rack": 4}, fabric)
+    design["fabrics"]["oob"] = {"type": "ethernet", "speed_gbps": 1,
+                                "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c"}}}
+    design["storage"] = {"type": "parallel-fs", "write_gbytes_s": 2000}
+    design["site"] = {"rack": {"model": "rack-48u", "power_budget_kw": 60, "cooling": "rear-door",
+                               "rear_door": "rdhx-active-75"}}
+    analysis = analyze(Path("b300.yaml"), "b300.yaml", text=yaml.safe_dump(design, sort_keys=False))
+    assert analysis.topology is not None
+    fab = analysis.topology.fabrics["compute"]
+    assert (fab.count("leaf"), fab.count("spine"), fab.count("core")) == (int(row["leaf"]), int(row["spine"]), 0)
+    assert [f"{f.rule} {f.message}" for f in analysis.findings] == []

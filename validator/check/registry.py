@@ -20,6 +20,7 @@ from validator.check.rules import (
     expert_parallel_domain,
     expert_parallel_fabric,
     fleet_capacity,
+    idle_gpus,
     kv_concurrency,
     latency_targets,
     link_speed_match,
@@ -87,6 +88,7 @@ RULES: tuple[Rule, ...] = (
     unpriced_lines.RULE,
     unknown_power.RULE,
     expert_parallel_fabric.RULE,
+    idle_gpus.RULE,
     waiver_policy.RULE,
 )
 

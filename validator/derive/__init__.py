@@ -5,7 +5,8 @@
     cabling    validator.derive.cabling     media per link and the cable and optics tally
     rack_power validator.derive.rack_power  power per rack (devices, their optics, cable ends) on the BOM's basis
     estimate   validator.derive.estimate    training or inference performance
-    bom        validator.derive.bom         the structured bill of materials, power and cost
+    bom        validator.derive.bom         the structured bill of materials, power and cost (and the cost of
+                                            growth, validator.derive.growth)
 
 `Derived` holds them for one design; the rules (check) and every output (emit) read them from here,
 so a figure is computed once and every consumer sees the same one.
@@ -64,5 +65,6 @@ class Derived:
     @cached_property
     def bom(self) -> Bom:
         from validator.derive.bom import build_bom
+        from validator.derive.growth import add_growth_line
 
-        return build_bom(self.topology, self.cabling, self.rack_power)
+        return add_growth_line(build_bom(self.topology, self.cabling, self.rack_power), self.topology)

@@ -207,7 +207,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     three = len(tiers) == 3
     for i in range(leaf.count):
         pod, q = divmod(i, per_pod) if three else (0, i)
-        for u in range(up):
+        for u in range(plane.leaf_uplinks(i)):
             j, m = u % spines, u // spines
             yield ("leaf", lb + i, down + u + 1, "spine", sb + pod * spines + j, q * stride + m + 1,
                    leaf.up_speed_gbps)
@@ -220,7 +220,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     cb = p * core.count
     for g in range(spine.count):
         pod, j = divmod(g, spines)
-        for v in range(s_up):
+        for v in range(plane.spine_uplinks(g)):
             c, m = v % per_group, v // per_group
             yield ("spine", sb + g, s_down + v + 1, "core", cb + j * per_group + c, pod * stride + m + 1,
                    spine.up_speed_gbps)

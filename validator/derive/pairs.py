@@ -68,9 +68,11 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
     share = [up // spines + (1 if j < up % spines else 0) for j in range(spines)]
     for i in range(leaf.count):
         pod = i // per_pod if three else 0
+        own = plane.leaf_uplinks(i)     # a multiple of the spines, or the tier's count (expand/growth.py)
         for j in range(spines):
-            if share[j]:
-                yield "leaf", lb + i, "spine", sb + pod * spines + j, share[j], leaf.up_speed_gbps
+            n = share[j] if own == up else own // spines
+            if n:
+                yield "leaf", lb + i, "spine", sb + pod * spines + j, n, leaf.up_speed_gbps
     if not three:
         return
     core = tiers[2]
@@ -79,9 +81,11 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
     cb = p * core.count
     for g in range(spine.count):
         j = g % spines
+        own = plane.spine_uplinks(g)     # a multiple of the cores of a group, or the tier's count
         for c in range(per_group):
-            if cshare[c]:
-                yield "spine", sb + g, "core", cb + j * per_group + c, cshare[c], spine.up_speed_gbps
+            n = cshare[c] if own == s_up else own // per_group
+            if n:
+                yield "spine", sb + g, "core", cb + j * per_group + c, n, spine.up_speed_gbps
 
 
 @fact

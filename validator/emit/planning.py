@@ -16,12 +16,13 @@ from validator.emit.escape import cell_text, csv_row, formula_like, json_safe, t
 
 # column -> (heading, format); the kind decides which performance columns a table shows
 COMMON = ("gpus", "it_kw", "facility_kw", "capex_usd", "gpu_hour_usd")
-TRAINING = ("mfu", "tokens_per_s", "time_to_train_days", "cost_per_million_tokens")
+TRAINING = ("mfu", "tokens_per_s", "idle_gpus", "time_to_train_days", "cost_per_million_tokens")
 INFERENCE = ("output_tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "replicas_needed", "cost_per_million_tokens")
 TAIL = ("errors", "warnings", "error_rules")
 HEADINGS = {
     "point": "#", "gpus": "GPUs", "it_kw": "IT kW", "facility_kw": "facility kW", "capex_usd": "capex $",
-    "gpu_hour_usd": "$/GPU-h", "mfu": "MFU", "tokens_per_s": "tokens/s", "time_to_train_days": "days",
+    "gpu_hour_usd": "$/GPU-h", "mfu": "MFU", "tokens_per_s": "tokens/s", "idle_gpus": "idle GPUs",
+    "time_to_train_days": "days",
     "cost_per_million_tokens": "$/Mtok", "output_tokens_per_s_per_gpu": "out tok/s/GPU", "ttft_ms": "TTFT p99 ms",
     "tpot_ms": "TPOT p99 ms", "replicas_needed": "replicas needed", "errors": "errors", "warnings": "warnings",
     "error_rules": "error rules",

@@ -60,9 +60,27 @@ class PlaneSize:
     tiers: tuple[TierSize, ...]
     endpoint_links: int       # server links on one plane
     extra_links: int          # appliance links on one plane
+    partial_from: int = 0     # first leaf with fewer downlinks in use than the fullest (a partial SU, a short leaf)
+    partial_ups: tuple[int, ...] = ()   # uplinks of leaves partial_from, partial_from + 1, ... (growth.py)
+    pod_spine_ups: tuple[int, ...] = ()   # three tiers: uplinks of the spines of each pod, when some have fewer
 
     def tier(self, role: str) -> TierSize | None:
         return next((t for t in self.tiers if t.role == role), None)
+
+    def leaf_uplinks(self, leaf: int) -> int:
+        """Uplinks of leaf `leaf` (local to its plane): the tier's, or fewer on a leaf with fewer downlinks in use."""
+        k = leaf - self.partial_from
+        if 0 <= k < len(self.partial_ups):
+            return self.partial_ups[k]
+        return self.tiers[0].up_ports
+
+    def spine_uplinks(self, spine: int) -> int:
+        """Uplinks of spine `spine` (local to its plane) to its core group: the tier's, or fewer in a pod whose
+        leaves use fewer (growth.py)."""
+        pod = spine // max(1, self.spines_per_pod)
+        if pod < len(self.pod_spine_ups):
+            return self.pod_spine_ups[pod]
+        return self.tiers[1].up_ports
 
     @property
     def leaves(self) -> int:

@@ -7,10 +7,14 @@ DGX SuperPOD reference architectures build theirs:
   rail-optimized fabric; the whole server of a fat-tree; one side of a dual-ToR pair) gets a rail
   group of leaves, enough for the SU's ports of that rail. Leaves are built for whole SUs. A leaf has
   D downlinks and U uplinks with D x speed / (U x uplink speed) = the tier's taper (1:1 by default).
-  Appliances (UFM, storage nodes) take free leaf ports, then leaves of their own.
+  Appliances (UFM, storage nodes) take free leaf ports, then leaves of their own. Without `growth:`,
+  D and U are those in use on the fullest leaf, and a leaf with fewer downlinks in use gets fewer
+  uplinks (validator/expand/growth.py); with it, every leaf is uplinked for all its downlinks.
 - **Two tiers.** Every leaf reaches every spine. The spine count S is the smallest divisor of U
-  whose S spines hold the L x U leaf uplinks (planned SUs included): each leaf-spine pair then
-  carries the same U / S links ("even striping").
+  whose S spines hold the L x U leaf uplinks (growth SUs included; a training compute fabric at least
+  4 when U allows): each leaf-spine pair then carries the same U / S links ("even striping"). On
+  Ethernet, when no spine reaches every leaf at the uplink speed, the uplinks are broken out to a
+  lower speed at which one does, before a core tier is added.
 - **Three tiers.** When no divisor works, leaves form pods (a rail group of one SU, one SU, or the
   design's zone), each with S_p spines (the smallest divisor of U they fit on); spine j of every pod
   joins core group j, whose C cores are the smallest divisor of the spine uplinks that holds every
@@ -24,8 +28,19 @@ arithmetic. Fatal problems mean the fabric cannot be built as declared and no li
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from validator.base.facts import fact
+from validator.expand.growth import (
+    growth_sus,
+    leaf_ports_used,
+    partial_uplinks,
+    pod_spine_uplinks,
+    uplinks_in_use,
+    used_downlinks,
+)
 from validator.expand.plane import (
     FabricSize,
     PlaneSize,
@@ -40,7 +55,8 @@ from validator.expand.plane import (
 )
 from validator.expand.ports import dedicated_uplinks, layout, most_downlinks, ports_at, uplinks_for
 from validator.expand.upper import leaves_per_pod, three_tier, too_few_spines, two_tier
-from validator.resolve.resolved import ResolvedFabric
+from validator.resolve.catalog.entries import Switch
+from validator.resolve.resolved import ResolvedFabric, ResolvedTier
 
 __all__ = ["FabricSize", "PlaneSize", "Problem", "TierSize", "parse_ratio", "placement", "planes_and_rails",
            "size_fabric", "smallest_divisor"]
@@ -96,14 +112,16 @@ def oob_rack_ports(fab: ResolvedFabric, servers_per_rack: int) -> bool:
 
 
 def size_fabric(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_per_server: int,
-                extra_links: int, leaf_count: int | None = None) -> FabricSize:
+                extra_links: int, leaf_count: int | None = None, min_spines: int = 0) -> FabricSize:
     """Size one fabric; `extra_links` are appliance ports on each plane (storage nodes, UFM, mgmt).
 
-    `leaf_count` pins the leaves when the floor plan decides them (out-of-band leaves, one per rack).
+    `leaf_count` pins the leaves when the floor plan decides them (out-of-band leaves, one per rack);
+    `min_spines` is the fewest spines a two-tier plane gets when its leaves' uplinks allow (growth.spine_floor).
     """
     problems: list[Problem] = []
     try:
-        plane = _size_plane(fab, servers, servers_per_rack, gpus_per_server, extra_links, problems, leaf_count)
+        plane = _size_plane(fab, servers, servers_per_rack, gpus_per_server, extra_links, problems, leaf_count,
+                            min_spines)
     except Unbuildable as exc:
         problems.append(exc.problem)
         plane = _placeholder(fab)
@@ -112,27 +130,33 @@ def size_fabric(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_p
 
 
 def _size_plane(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_per_server: int, extra: int,
-                problems: list[Problem], leaf_count: int | None) -> PlaneSize:
+                problems: list[Problem], leaf_count: int | None, min_spines: int = 0) -> PlaneSize:
     spec = fab.spec
     roles = {t.role: t for t in fab.tiers}
     spine, core = roles.get("spine"), roles.get("core")
     planes, rails, ppr = _checked_planes(fab)
     links = fab.links_per_server
     endpoint = servers * (links // planes if links else 0)
-    lv = _leaf_tier(fab, servers, servers_per_rack, extra, leaf_count, (rails, ppr, endpoint), spine is not None,
-                    problems)
+    def leaves_for(variant: ResolvedFabric, into: list[Problem]) -> _Leaves:
+        return _leaf_tier(variant, servers, servers_per_rack, extra, leaf_count, (rails, ppr, endpoint),
+                          (spine, min_spines), into)
+
+    lv = leaves_for(fab, problems)
+    if spine is not None and core is None:
+        lv = _uplink_breakout(fab, lv, spine.switch, min_spines, leaves_for)
     leaf = lv.tier
-    shape = dict(rails=rails, ports_per_rail=ppr, su_servers=lv.su, sus=lv.sus, planned_sus=lv.planned_sus,
-                 leaves_per_rail=lv.leaves_per_rail, servers_per_leaf=lv.servers_per_leaf,
-                 server_leaves=lv.server_leaves, endpoint_links=endpoint, extra_links=extra)
+    shape: dict[str, Any] = dict(
+        rails=rails, ports_per_rail=ppr, su_servers=lv.su, sus=lv.sus, planned_sus=lv.planned_sus,
+        leaves_per_rail=lv.leaves_per_rail, servers_per_leaf=lv.servers_per_leaf, server_leaves=lv.server_leaves,
+        endpoint_links=endpoint, extra_links=extra)
     if spine is None:
         return PlaneSize(**shape, leaves_per_pod=leaf.count, spines_per_pod=0, cores_per_group=0, tiers=(leaf,))
     spine_spec = spec.tiers.spine
     assert spine_spec is not None
-    two = two_tier(fab, leaf, lv.planned_leaves, spine.switch, spine_spec, problems)
+    two = two_tier(fab, leaf, lv.planned_leaves, spine.switch, spine_spec, problems, min_spines)
     if two is not None and core is None:
-        return PlaneSize(**shape, leaves_per_pod=leaf.count, spines_per_pod=two.count, cores_per_group=0,
-                         tiers=(leaf, two))
+        return _as_used(PlaneSize(**shape, leaves_per_pod=leaf.count, spines_per_pod=two.count, cores_per_group=0,
+                                  tiers=(leaf, two)), lv, servers)
     if spine_spec.count is not None and core is None:
         raise Unbuildable(Problem("NET001", tier_path(fab, "spine"), too_few_spines(
             leaf, lv.planned_leaves, spine.switch, spine_spec.count), True))
@@ -141,8 +165,67 @@ def _size_plane(fab: ResolvedFabric, servers: int, servers_per_rack: int, gpus_p
     spine_t, core_t, spines_per_pod, cores_per_group = three_tier(
         fab, leaf, leaf.count, lv.planned_leaves, per_pod, spine.switch, core.switch if core else spine.switch,
         problems)
-    return PlaneSize(**shape, leaves_per_pod=per_pod, spines_per_pod=spines_per_pod,
-                     cores_per_group=cores_per_group, tiers=(leaf, spine_t, core_t))
+    return _as_used(PlaneSize(**shape, leaves_per_pod=per_pod, spines_per_pod=spines_per_pod,
+                              cores_per_group=cores_per_group, tiers=(leaf, spine_t, core_t)), lv, servers)
+
+
+def _uplink_breakout(fab: ResolvedFabric, lv: _Leaves, spine_sw: Switch, min_spines: int,
+                     leaves_for: Callable[[ResolvedFabric, list[Problem]], _Leaves]) -> _Leaves:
+    """Two tiers wherever one spine layer reaches every leaf: on an Ethernet fabric whose spines cannot reach
+    every leaf at the uplink speed, the leaves' uplinks broken out to the fastest lower speed both switches'
+    cages give at which they can (the DGX B300 Spectrum-X SuperPOD runs its 800G SN5600 cages as 2 x 400G:
+    two tiers at 8 and 16 SU). InfiniBand keeps its speed and adds a core, as the DGX SuperPOD tables do;
+    a declared spine count, uplink count or uplink speed is kept as declared."""
+    spec = fab.spec
+    spine_spec, leaf_spec = spec.tiers.spine, spec.tiers.leaf
+    if spec.type == "infiniband" or spine_spec is None or spine_spec.count is not None or \
+            leaf_spec.uplink_speed_gbps is not None or leaf_spec.uplinks is not None:
+        return lv
+    if _two_tier_fits(fab, lv, spine_sw, min_spines):
+        return lv
+    speeds = {s for g in lv.tier.switch.port_groups for s in g.ports_per_cage} & \
+        {s for g in spine_sw.port_groups for s in g.ports_per_cage}
+    for speed in sorted((s for s in speeds if s < lv.tier.up_speed_gbps), reverse=True):
+        leaf = leaf_spec.model_copy(update={"uplink_speed_gbps": float(speed)})
+        variant = replace(fab, spec=spec.model_copy(update={"tiers": spec.tiers.model_copy(update={"leaf": leaf})}))
+        try:
+            found = leaves_for(variant, [])
+        except Unbuildable:
+            continue
+        if _two_tier_fits(fab, found, spine_sw, min_spines):
+            return found
+    return lv
+
+
+def _two_tier_fits(fab: ResolvedFabric, lv: _Leaves, spine_sw: Switch, min_spines: int) -> bool:
+    spine_spec = fab.spec.tiers.spine
+    assert spine_spec is not None
+    try:
+        return two_tier(fab, lv.tier, lv.planned_leaves, spine_sw, spine_spec, [], min_spines) is not None
+    except Unbuildable:
+        return False
+
+
+def _as_used(plane: PlaneSize, lv: _Leaves, servers: int) -> PlaneSize:
+    """The plane with each leaf that uses fewer downlinks than the fullest one (a partial SU, the short leaf of
+    a rail group) uplinked for its own downlinks in use (growth.py)."""
+    if not lv.as_used or not lv.su:
+        return plane
+    leaf = plane.tiers[0]
+    used = leaf_ports_used(servers, (lv.su, plane.rails, lv.leaves_per_rail, lv.servers_per_leaf,
+                                     plane.ports_per_rail), leaf.down_ports, plane.extra_links, leaf.count)
+    ups = partial_uplinks(used, leaf.up_ports, plane.spines_per_pod, (leaf.down_speed_gbps, leaf.up_speed_gbps),
+                          leaf.taper)
+    first = next((i for i, u in enumerate(ups) if u < leaf.up_ports), len(ups))
+    if first < len(ups):
+        plane = replace(plane, partial_from=first, partial_ups=ups[first:])
+    if len(plane.tiers) == 3:
+        spine = plane.tiers[1]
+        pods = pod_spine_uplinks(ups, plane.leaves_per_pod, plane.spines_per_pod, spine.up_ports,
+                                 plane.cores_per_group, spine.taper)
+        if any(u < spine.up_ports for u in pods):
+            plane = replace(plane, pod_spine_ups=pods)
+    return plane
 
 
 def _checked_planes(fab: ResolvedFabric) -> tuple[int, int, int]:
@@ -176,6 +259,7 @@ class _Leaves:
     servers_per_leaf: int
     server_leaves: int
     planned_leaves: int
+    as_used: bool = False     # the leaf ports follow the downlinks in use (no growth declared)
 
 
 @fact
@@ -223,8 +307,12 @@ def _leaf_ports(fab: ResolvedFabric, servers_per_rack: int, per_plane: int, has_
 
 
 def _leaf_tier(fab: ResolvedFabric, servers: int, servers_per_rack: int, extra: int, leaf_count: int | None,
-               rails_ppr_endpoint: tuple[int, int, int], has_upper: bool, problems: list[Problem]) -> _Leaves:
-    """Leaves for whole SUs, a rail group per rail, then leaves of their own for the appliances."""
+               rails_ppr_endpoint: tuple[int, int, int], spine_floor: tuple[ResolvedTier | None, int],
+               problems: list[Problem]) -> _Leaves:
+    """Leaves for whole SUs, a rail group per rail, then leaves of their own for the appliances; their ports as
+    used (validator/expand/growth.py) unless the design builds for growth."""
+    spine, floor = spine_floor
+    has_upper = spine is not None
     spec = fab.spec
     speed = spec.speed_gbps
     rails, ppr, endpoint = rails_ppr_endpoint
@@ -239,7 +327,8 @@ def _leaf_tier(fab: ResolvedFabric, servers: int, servers_per_rack: int, extra: 
         (servers_per_rack if p.tor and p.down >= p.rack_ports else servers_per_leaf)
     leaves_per_rail = math.ceil(su / servers_per_leaf)
     sus = math.ceil(servers / su) if servers and endpoint else 0
-    planned_sus = max(sus, spec.planned_scalable_units or 0)
+    growth = growth_sus(spec)
+    planned_sus = max(sus, growth or 0)
     server_leaves = sus * rails * leaves_per_rail
     free = server_leaves * p.down - endpoint
     extra_leaves = math.ceil((extra - free) / p.down) if extra > free else 0
@@ -251,9 +340,20 @@ def _leaf_tier(fab: ResolvedFabric, servers: int, servers_per_rack: int, extra: 
                                                                           p.down, speed), True))
         leaves = declared_count
     planned_leaves = max(leaves, planned_sus * rails * leaves_per_rail + extra_leaves)
-    tier = TierSize("leaf", leaf_sw, leaves, p.down, p.up, speed, p.up_speed, leaf_layout, leaf_path, p.taper,
+    down, up = p.down, p.up
+    leaf_spec = spec.tiers.leaf
+    as_used = growth is None and has_upper and bool(endpoint) and leaf_count is None and fab.name != "oob" and \
+        leaf_spec.downlinks is None and leaf_spec.uplinks is None and dedicated_uplinks(leaf_sw, speed) is None
+    if as_used:
+        assert spine is not None
+        down = used_downlinks(p.down, min(servers_per_leaf, su, servers), ppr, extra)
+        up = uplinks_in_use(down, p.up, (speed, p.up_speed), p.taper, leaves, ports_at(spine.switch, p.up_speed),
+                            floor, spec.tiers.spine.count if spec.tiers.spine else None)
+        leaf_layout = layout_or_fail(leaf_sw, down, up, speed, p.up_speed, leaf_path, "leaf")
+    tier = TierSize("leaf", leaf_sw, leaves, down, up, speed, p.up_speed, leaf_layout, leaf_path, p.taper,
                     p.declared)
-    return _Leaves(tier, su, sus, planned_sus, leaves_per_rail, servers_per_leaf, server_leaves, planned_leaves)
+    return _Leaves(tier, su, sus, planned_sus, leaves_per_rail, servers_per_leaf, server_leaves, planned_leaves,
+                   as_used)
 
 
 def _su_servers(fab: ResolvedFabric, servers_per_rack: int) -> int | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from validator.expand.fabric import SWITCH_ROLES, FabricTopology
+from validator.expand.growth import spine_floor
 from validator.expand.racks import OobSizer, RackPlan, plan_racks
 from validator.expand.sizing import Problem, placement, planes_and_rails, size_fabric
 from validator.resolve.resolved import FABRIC_ROLES, Resolved
@@ -106,7 +107,8 @@ def build_topology(resolved: Resolved) -> Topology:
         extra = sum(e.count * e.ports for e in fab.spec.extra_endpoints)
         if name == "storage" and design.storage and design.storage.nodes:
             extra += design.storage.nodes.count * design.storage.nodes.ports
-        size = size_fabric(fab, servers, per_rack, resolved.server.gpus, extra)
+        size = size_fabric(fab, servers, per_rack, resolved.server.gpus, extra,
+                           min_spines=spine_floor(design.thresholds, name, str(design.kind)))
         fabrics[name] = FabricTopology(name, str(fab.spec.type), str(fab.spec.topology), fab.spec.speed_gbps, size,
                                        fab.links_per_server, extra)
     plan, oob = plan_racks(resolved, fabrics, _oob_sizer(resolved))

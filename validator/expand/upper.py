@@ -28,8 +28,9 @@ def too_few_spines(leaf: TierSize, planned: int, switch: Switch, count: int) -> 
 
 
 def two_tier(fab: ResolvedFabric, leaf: TierSize, planned_leaves: int, switch: Switch, spec: Tier,
-              problems: list[Problem]) -> TierSize | None:
-    """The spine tier when every leaf reaches every spine; None when no spine count fits."""
+             problems: list[Problem], min_spines: int = 0) -> TierSize | None:
+    """The spine tier when every leaf reaches every spine (at least `min_spines` of them when the uplinks allow);
+    None when no spine count fits."""
     up, speed = leaf.up_ports, leaf.up_speed_gbps
     cap = ports_at(switch, speed)
     path = tier_path(fab, "spine")
@@ -46,7 +47,7 @@ def two_tier(fab: ResolvedFabric, leaf: TierSize, planned_leaves: int, switch: S
                                     f"spines: some leaf-spine pairs carry {up // count + 1} links, others "
                                     f"{up // count}", False))
     else:
-        found = smallest_divisor(up, links / cap)
+        found = smallest_divisor(up, max(links / cap, min(min_spines, up)))
         if found is None:
             return None
         count = found

@@ -103,8 +103,9 @@ class Tier(Model):
                                     "(default: what the taper leaves of the ports; half of them at 1:1).")
     uplinks: NonNegCount | None = Field(None, description="Ports per switch facing the tier above "
                                         "(default: from the downlinks and the taper).")
-    uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s "
-                                               "(default: the fabric speed).")
+    uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s (default: the "
+                                               "fabric speed; on Ethernet, the fastest breakout speed at which one "
+                                               "spine layer reaches every leaf when the fabric speed does not).")
     oversubscription: Ratio | None = Field(
         None, description="Taper of this tier as downlink bandwidth : uplink bandwidth, e.g. '1:1' (non-blocking) "
         "or '7:1' (what Meta writes as 1:7 at its aggregation tier). Default: the fabric's `oversubscription`.")
@@ -167,6 +168,15 @@ class ScalableUnit(Model):
                                 "servers_per_rack), e.g. 8 NVL72 racks.")
 
 
+class Growth(Model):
+    """Build a fabric for more than it has (docs/design-format.md, "Sized from what is built")."""
+
+    scalable_units: Count = Field(description="Build the fabric for this many full scalable units: every leaf "
+                                  "gets uplinks for all its downlink ports (a partial SU filled later needs no new "
+                                  "cable) and spines and cores get the ports of this many SUs' leaves. Leaves are "
+                                  "built for the SUs that have servers. The extra hardware is its own BOM line.")
+
+
 class Pod(Model):
     servers: Count | None = Field(None, description="Servers per pod (zone): the leaves of a pod share a set of "
                                   "spines; pods meet at the core (aggregation) tier.")
@@ -212,9 +222,11 @@ class Fabric(Model):
     scalable_unit_servers: Count | None = Field(
         None, description="Servers per scalable unit (SU); same as `scalable_unit: {servers: N}` (kept for "
         "designs written before `scalable_unit`).")
+    growth: Growth | None = Field(
+        None, description="Build for growth (docs/design-format.md, Growth). Default: none; leaf uplinks follow "
+        "the downlinks in use and spines and cores the leaves that exist.")
     planned_scalable_units: Count | None = Field(
-        None, description="Size the spine (and core) layers for this many SUs of this fabric's SU size, a planned "
-        "build-out; leaves are built for the SUs that have servers.")
+        None, description="Same as `growth: {scalable_units: N}` (kept for designs written before `growth`).")
     pod: Pod | None = Field(None, description="Pod (zone) size of a three-tier fabric: leaves of a pod share "
                             "spines, pods meet at the core. Default: one SU (or one rail group of an SU).")
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list,

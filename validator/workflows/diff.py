@@ -28,6 +28,7 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "transceivers": ("transceivers", "", "count"), "cables": ("cables", "", "count"),
     "it_kw": ("IT power", "kW", "value"), "facility_kw": ("facility power", "kW", "value"),
     "capex": ("capex (priced lines)", "USD", "value"), "unpriced_lines": ("unpriced BOM lines", "", "count"),
+    "growth_usd": ("of the capex, built for growth", "USD", "value"),
     "gpu_hour_usd": ("cost per busy GPU-hour", "USD", "value"),
     "mfu": ("MFU", "", "ratio"), "tokens_per_s": ("tokens/s", "", "value"), "step_time_s": ("step time", "s", "value"),
     "time_to_train_days": ("time to train", "days", "value"), "ttft_ms": ("TTFT", "ms", "value"),
@@ -112,6 +113,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
         "it_kw": bom.power["it_kw"], "facility_kw": bom.power["facility_kw"], "capex": bom.totals["capex_usd"],
         "unpriced_lines": bom.totals["unpriced_lines"], "gpu_hour_usd": bom.tco["gpu_hour_usd"],
+        "growth_usd": bom.totals.get("growth_usd", 0.0),
     })
     for fabric, fab in topo.fabrics.items():
         for tier in fab.tiers:

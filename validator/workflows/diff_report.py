@@ -20,7 +20,7 @@ def _fmt(metric: str, value: float | None) -> str:
     kind = METRICS.get(metric, ("", "", "count"))[2]
     if kind == "ratio":
         return f"{value * 100:.1f}%"
-    if metric == "capex":
+    if metric in ("capex", "growth_usd"):
         return f"${value:,.0f}"
     if metric == "gpu_hour_usd":
         return f"${value:,.2f}"

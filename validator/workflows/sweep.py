@@ -269,6 +269,7 @@ def row_of(analysis: Analysis) -> dict[str, Any]:
     row["unpriced_lines"] = unpriced
     for key in PERFORMANCE:
         row[key] = m.get(key)
+    row["idle_gpus"] = _idle_gpus(analysis)
     if analysis.derived is not None and m.get("mfu") is not None:
         per_gpu = analysis.derived.estimate.as_dict()["tokens_per_s_per_gpu"]
         row["cost_per_million_tokens"] = training_cost_per_million(m.get("gpu_hour_usd"), per_gpu)
@@ -282,6 +283,17 @@ def row_of(analysis: Analysis) -> dict[str, Any]:
 # the figures a point with error findings does not show: they would describe a cluster that cannot run
 PERFORMANCE = ("mfu", "tokens_per_s", "time_to_train_days", "output_tokens_per_s_per_gpu", "ttft_ms", "tpot_ms",
                "replicas_needed", "cost_per_million_tokens")
+
+
+def _idle_gpus(analysis: Analysis) -> int | None:
+    """GPUs the training job does not use (TRN011): a sweep over compute.count whose tokens/s stay the same
+    says why in this column."""
+    topo = analysis.topology
+    training = topo.resolved.design.training if topo is not None else None
+    if topo is None or training is None:
+        return None
+    p = training.parallelism
+    return max(0, topo.gpus - p.tp * p.pp * p.dp * p.cp)
 
 
 def training_cost_per_million(gpu_hour_usd: float | None, tokens_per_s_per_gpu: float | None) -> float | None:

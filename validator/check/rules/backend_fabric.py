@@ -9,7 +9,8 @@ from validator.check.context import Context
 
 
 def backend_fabric(ctx: Context) -> Iterator[Hit]:
-    """A workload whose GPUs talk across servers has a backend (compute) fabric: every training job;
+    """A workload whose GPUs talk across servers has a backend (compute) fabric: every training job larger
+    than one server;
     an inference replica larger than one server; prefill/decode disaggregation that moves the KV cache
     over the compute fabric. An inference fleet whose replicas fit in one server needs none.
 
@@ -24,6 +25,9 @@ def backend_fabric(ctx: Context) -> Iterator[Hit]:
     if ctx.design.fabrics.compute is not None:
         return
     if ctx.design.training is not None:
+        p = ctx.design.training.parallelism
+        if p.tp * p.pp * p.dp * p.cp <= ctx.resolved.server.gpus:
+            return      # the job runs inside one server (a single-node system): nothing crosses servers
         yield Hit("a training cluster has no compute fabric for its gradient, pipeline and expert traffic",
                   ("fabrics",))
         return

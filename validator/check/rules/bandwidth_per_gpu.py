@@ -11,7 +11,7 @@ from validator.derive.estimate.hardware import gbps_per_gpu
 
 def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     """A training compute fabric gives each GPU at least 400 Gb/s (warning below), never under 100 Gb/s
-    (error); one compute NIC per GPU.
+    (error); one compute NIC per GPU. A job inside one server with no compute fabric needs none.
 
     Source: NVIDIA DGX SuperPOD RA for DGX H100, Network Fabrics: 8 x NDR 400 Gb/s per DGX H100, one
     ConnectX-7 per GPU; Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783) section 3.3.1: 400 Gb/s
@@ -22,6 +22,9 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     """
     fab = ctx.resolved.fabrics.get("compute")
     gpus = ctx.resolved.server.gpus
+    p = ctx.training.parallelism
+    if fab is None and p.tp * p.pp * p.dp * p.cp <= gpus:
+        return      # a single-node job and no compute fabric: no GPU traffic leaves the server (NET009)
     per_gpu = gbps_per_gpu(ctx.resolved)
     path = ("compute", "server")
     if per_gpu < ctx.threshold("training_bw_per_gpu_error_gbps"):

@@ -19,7 +19,8 @@ def even_striping(ctx: Context) -> Iterator[Hit]:
     Fix: remove the explicit spine (or core) count so clusterplan picks a divisor of the uplinks, or
     choose a count that divides the uplinks of each switch below.
     Example:
-        fabrics: {compute: {tiers: {spine: {switch: sonic-th5-64x800, count: 12}}}}   # 64 uplinks per leaf over 12
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800, uplinks: 64},
+                                    spine: {switch: sonic-th5-64x800, count: 12}}}}   # 64 uplinks per leaf over 12
     """
     for problem in ctx.problems("NET006"):
         yield Hit(f"{problem.path[1]} {problem.message}", problem.path)
