@@ -72,7 +72,8 @@ def expected_findings(path: Path) -> list[Expected]:
 def case_files() -> list[Path]:
     """Every case file of every rule folder (whatever the folder is called: a new rule's folder is
     picked up without a change here)."""
-    return sorted(p for folder in CASES_DIR.iterdir() if folder.is_dir() for p in folder.glob("*.yaml"))
+    return sorted(p for folder in CASES_DIR.iterdir() if folder.is_dir() for p in folder.glob("*.yaml")
+                  if p.name != BRANCHES)
 
 
 def case_path(rule_id: str, kind: str) -> Path:
@@ -90,4 +91,70 @@ def merge_patch(target: Any, patch: Any) -> Any:
             out.pop(key, None)
         else:
             out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+# ---- branch cases: a case per failure branch, each a merge patch of a case of the same folder ----------
+
+BRANCHES = "branches.yaml"
+_BRANCH_FINDING = re.compile(r"(?P<rule>[A-Z]{3}[0-9]{3}) (?P<severity>error|warning|info) (?P<path>\S+)"
+                             r"(?P<waived> waived)?")
+
+
+@dataclass(frozen=True, order=True)
+class ExpectedAt:
+    """One finding a branch case must produce, located by its key path (the patched design has no lines
+    of its own to point at)."""
+
+    rule: str
+    severity: str
+    path: str
+    waived: bool = False
+
+    def line(self) -> str:
+        return f"{self.rule} {self.severity} {self.path}" + (" waived" if self.waived else "")
+
+
+@dataclass(frozen=True)
+class BranchCase:
+    """`tests/rules/<RULE_ID>/branches.yaml`: a list of `{name, base, patch, expect}`; `base` is a case
+    of the folder (pass, fail or boundary; pass when left out), `patch` a merge patch of it, `expect` the
+    findings of the patched design, every rule's, as `<RULE_ID> <severity> <key.path> [waived]`."""
+
+    rule: str
+    name: str
+    base: Path
+    patch: dict[str, Any]
+    expect: tuple[ExpectedAt, ...]
+
+    def design(self) -> Any:
+        import yaml
+
+        return merge_patch(yaml.safe_load(self.base.read_text(encoding="utf-8")), self.patch)
+
+
+def branch_cases() -> list[BranchCase]:
+    """Every branch case of every rule folder, in file order."""
+    import yaml
+
+    out = []
+    for folder in sorted(p for p in CASES_DIR.iterdir() if p.is_dir()):
+        path = folder / BRANCHES
+        if not path.is_file():
+            continue
+        for i, entry in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
+            where = f"{path}: case {i + 1}"
+            if set(entry) - {"name", "base", "patch", "expect"} or not isinstance(entry.get("patch"), dict):
+                raise HeaderError(f"{where}: a branch case is {{name, base, patch, expect}} with a mapping patch")
+            kind = entry.get("base", "pass")
+            if kind not in KINDS:
+                raise HeaderError(f"{where}: base {kind!r} is not one of {KINDS}")
+            expect = []
+            for line in entry.get("expect") or []:
+                m = _BRANCH_FINDING.fullmatch(str(line))
+                if m is None:
+                    raise HeaderError(f"{where}: `{line}` is not `<RULE_ID> <error|warning|info> <key.path> [waived]`")
+                expect.append(ExpectedAt(m["rule"], m["severity"], m["path"], bool(m["waived"])))
+            out.append(BranchCase(folder.name, str(entry.get("name", f"case {i + 1}")), folder / f"{kind}.yaml",
+                                  entry["patch"], tuple(sorted(expect))))
     return out

@@ -12,6 +12,7 @@ from typing import Any
 from validator.base.errors import DesignError, Diagnostic, Path, format_path
 from validator.base.facts import fact
 from validator.base.resources import load_data
+from validator.base.tables import thresholds
 from validator.read.inference import Inference
 from validator.read.loader import Loaded
 from validator.read.model import Design, Fabric, Training
@@ -75,6 +76,11 @@ class Resolved:
     def inference(self) -> Inference:
         assert self.design.inference is not None, "an InferenceFleet always has an inference section"
         return self.design.inference
+
+    def threshold(self, name: str) -> float:
+        """A rule threshold: the design's override (`thresholds:`), else validator/data/thresholds.yaml."""
+        own = self.design.thresholds.get(name)
+        return float(own) if own is not None else thresholds()[name].value
 
     @property
     def nvlink_domain_gpus(self) -> int:

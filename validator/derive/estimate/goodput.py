@@ -40,6 +40,7 @@ class Goodput:
     interval_minutes: float
     restart_minutes: float         # restart + checkpoint read
     lost_hours_per_interruption: float
+    checkpoint_gb: float           # one full checkpoint (weights, master weights, optimizer states)
 
 
 def reliability(name: str) -> float:
@@ -63,4 +64,4 @@ def goodput(g: GoodputInputs) -> Goodput | None:
     overhead = (delta / tau if tau > 0 else 0.0) + lam * (restart + (tau + delta) / 2)
     return Goodput(goodput=1 / (1 + overhead), interruptions_per_day=lam * 24, checkpoint_write_s=write_s,
                    checkpoint_blocking_s=blocking_s, interval_minutes=tau * 60, restart_minutes=restart * 60,
-                   lost_hours_per_interruption=restart + (tau + delta) / 2)
+                   lost_hours_per_interruption=restart + (tau + delta) / 2, checkpoint_gb=g.checkpoint_gb)

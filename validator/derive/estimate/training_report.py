@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.derive.estimate.goodput import Goodput, GoodputInputs, goodput, reliability
 from validator.derive.estimate.setup import FabricPath, FabricTier, Sharding, TrainingSetup
 from validator.derive.estimate.training import MFU_CONVENTION, TrainingEstimate, estimate_training
@@ -135,8 +134,7 @@ class TrainingReport:
 def training_report(topology: Topology, gpu_hour_usd: float | None) -> TrainingReport:
     r = topology.resolved
     setup = training_setup(topology)
-    reserve = float(load_data("thresholds.yaml")["thresholds"]["memory_reserve_gb"]["value"])
-    memory = training_memory(r.model, r.training, r.design.thresholds.get("memory_reserve_gb", reserve))
+    memory = training_memory(r.model, r.training, r.threshold("memory_reserve_gb"))
     return TrainingReport(setup=setup, estimate=estimate_training(setup), memory=memory, hbm_gb=r.gpu.memory_gb,
                           goodput=goodput(goodput_inputs(topology, setup.gpus)), gpu_hour_usd=gpu_hour_usd)
 

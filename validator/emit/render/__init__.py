@@ -15,7 +15,8 @@ from typing import Any
 from validator.base.errors import DesignError
 from validator.base.facts import fact
 from validator.base.paths import OutsideRepository, confine, repository_root
-from validator.base.resources import load_data, resource_dir
+from validator.base.resources import resource_dir
+from validator.base.tables import values
 from validator.check.result import Analysis
 from validator.emit import tables
 from validator.emit.escape import one_line, yaml_string
@@ -127,7 +128,7 @@ class _Templates:
 
 
 def _nvue_context(d: DeviceConfig) -> dict[str, Any]:
-    nos = {k: v["value"] for k, v in load_data("switch_os.yaml").items()}
+    nos = values("switch_os.yaml")
     poll = int(nos["nvue_pfc_watchdog_poll_ms"])
     wd = d.qos.watchdog if d.qos is not None else None
     robustness = max(1, -(-wd.detection_ms // poll)) if wd is not None else None
@@ -156,7 +157,7 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
     """Every switch configuration and subnet-manager file of the design, in a stable order, then
     configs/NOTES.md: what the network team must still fill in."""
     env = _Templates(user_templates)
-    opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
+    opensm = values("opensm.yaml")
     notes = Notes()
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.derive.links import iter_links
 from validator.emit.render.device import (
     Breakout,
@@ -36,9 +36,8 @@ ROUTED_FABRICS = ("compute", "storage", "inband")
 _Ends = tuple[int, str, str, str, int | None]   # port, this ip, peer ip, peer, peer asn
 
 
-@cache
 def _values(name: str) -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data(name).items()}
+    return values(name)
 
 
 def _dotted(n: int) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import sourced, values
 from validator.derive.links import iter_links
 from validator.expand.topology import Topology
 
@@ -28,11 +28,11 @@ class IbFabricFact:
 
 
 def _values() -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data("opensm.yaml").items()}
+    return values("opensm.yaml")
 
 
 def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
-    data = load_data("opensm.yaml")
+    data = sourced("opensm.yaml")
     for name, fab in topology.fabrics.items():
         if fab.type != "infiniband":
             continue
@@ -42,12 +42,12 @@ def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
             shape = "rail-optimized leaves under a common spine layer" if spec.topology == "rail-optimized" \
                 else "leaves under a common spine layer"
             reason = (f"{len(fab.tiers)}-tier fat tree ({shape}): adaptive routing over up/down paths "
-                      f"({engine['source']})")
+                      f"({engine.source})")
         else:
             engine = data["routing_engine_single_tier"]
-            reason = f"one switch layer ({spec.topology}): {engine['source']}"
+            reason = f"one switch layer ({spec.topology}): {engine.source}"
         yield IbFabricFact(name, fab.switches, [{"role": t.role, "switch": t.switch.id, "count": fab.count(t.role)}
-                                                for t in fab.tiers], engine["value"], reason, topology.servers,
+                                                for t in fab.tiers], engine.value, reason, topology.servers,
                            f"{INSTALL_DIR}/{PARTITIONS_FILE}")
 
 
