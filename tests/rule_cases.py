@@ -118,7 +118,9 @@ class ExpectedAt:
 @dataclass(frozen=True)
 class BranchCase:
     """`tests/rules/<RULE_ID>/branches.yaml`: a list of `{name, base, patch, expect}`; `base` is a case
-    of the folder (pass, fail or boundary; pass when left out), `patch` a merge patch of it, `expect` the
+    of the folder (pass, fail or boundary; pass when left out) or of another rule's (`TRN006/pass`, for
+    a design of the other kind), `repository` the settings of a `.clusterplan.yaml` for the run (repository
+    waivers, severities), `patch` a merge patch of the design, `expect` the
     findings of the patched design, every rule's, as `<RULE_ID> <severity> <key.path> [waived]`."""
 
     rule: str
@@ -126,11 +128,25 @@ class BranchCase:
     base: Path
     patch: dict[str, Any]
     expect: tuple[ExpectedAt, ...]
+    repository: dict[str, Any] | None = None
 
     def design(self) -> Any:
         import yaml
 
         return merge_patch(yaml.safe_load(self.base.read_text(encoding="utf-8")), self.patch)
+
+    def text(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.design(), sort_keys=False)
+
+    def run_config(self) -> Any:
+        """The run on RUN_DATE, with the case's `.clusterplan.yaml` settings (`repository:`) if it has any."""
+        from validator.read.config import RepoConfig, RunConfig
+
+        if self.repository is None:
+            return RunConfig(today=RUN_DATE)
+        return RunConfig(repo=RepoConfig.model_validate(self.repository), today=RUN_DATE)
 
 
 def branch_cases() -> list[BranchCase]:
@@ -144,17 +160,20 @@ def branch_cases() -> list[BranchCase]:
             continue
         for i, entry in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
             where = f"{path}: case {i + 1}"
-            if set(entry) - {"name", "base", "patch", "expect"} or not isinstance(entry.get("patch"), dict):
+            if set(entry) - {"name", "base", "patch", "expect", "repository"} or \
+                    not isinstance(entry.get("patch"), dict):
                 raise HeaderError(f"{where}: a branch case is {{name, base, patch, expect}} with a mapping patch")
-            kind = entry.get("base", "pass")
-            if kind not in KINDS:
-                raise HeaderError(f"{where}: base {kind!r} is not one of {KINDS}")
+            base = str(entry.get("base", "pass"))
+            owner, _, kind = base.rpartition("/")      # `pass`, or another rule's case: `TRN006/pass`
+            if kind not in KINDS or not (CASES_DIR / (owner or folder.name) / f"{kind}.yaml").is_file():
+                raise HeaderError(f"{where}: base {base!r} is not a case, one of {KINDS} or <RULE_ID>/<kind>")
             expect = []
             for line in entry.get("expect") or []:
                 m = _BRANCH_FINDING.fullmatch(str(line))
                 if m is None:
                     raise HeaderError(f"{where}: `{line}` is not `<RULE_ID> <error|warning|info> <key.path> [waived]`")
                 expect.append(ExpectedAt(m["rule"], m["severity"], m["path"], bool(m["waived"])))
-            out.append(BranchCase(folder.name, str(entry.get("name", f"case {i + 1}")), folder / f"{kind}.yaml",
-                                  entry["patch"], tuple(sorted(expect))))
+            out.append(BranchCase(folder.name, str(entry.get("name", f"case {i + 1}")),
+                                  CASES_DIR / (owner or folder.name) / f"{kind}.yaml",
+                                  entry["patch"], tuple(sorted(expect)), entry.get("repository")))
     return out

@@ -4,8 +4,6 @@ alone reach of the rule package (tests/test_rule_coverage.py holds it at 100 %).
 
 from __future__ import annotations
 
-import yaml
-
 from tests.helpers import rel
 from tests.rule_cases import RUN_DATE, branch_cases, case_files
 from validator.pipeline import analyze
@@ -17,7 +15,7 @@ def main() -> None:
     for path in case_files():
         analyze(path, rel(path), run)
     for case in branch_cases():
-        analyze(case.base, rel(case.base), run, text=yaml.safe_dump(case.design(), sort_keys=False))
+        analyze(case.base, rel(case.base), case.run_config(), text=case.text())
 
 
 if __name__ == "__main__":

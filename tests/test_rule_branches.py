@@ -6,13 +6,11 @@ full branch coverage from these cases and the pass/fail/boundary files alone."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from tests.helpers import rel
-from tests.rule_cases import RUN_DATE, BranchCase, ExpectedAt, branch_cases
+from tests.rule_cases import BranchCase, ExpectedAt, branch_cases
 from validator.check.registry import rule_by_id
 from validator.pipeline import analyze
-from validator.read.config import RunConfig
 
 CASES = branch_cases()
 
@@ -20,8 +18,7 @@ CASES = branch_cases()
 def run_branch_case(case: BranchCase):
     """The patched design, analysed as if it stood where its base case stands (its `catalogs:` paths
     resolve from there)."""
-    text = yaml.safe_dump(case.design(), sort_keys=False)
-    return analyze(case.base, rel(case.base), RunConfig(today=RUN_DATE), text=text)
+    return analyze(case.base, rel(case.base), case.run_config(), text=case.text())
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}/{c.name}")

@@ -26,10 +26,6 @@ def pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
     return [(("inference", "replica"), inf.replica, inf.planned_replicas)]
 
 
-def utilization(ctx: Context) -> float:
-    return ctx.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]
-
-
 def rdma_fabric(ctx: Context, name: str = "compute") -> bool:
     """The fabric exists and carries RDMA: InfiniBand, RoCE, or Ethernet with a congestion control."""
     fab = ctx.design.fabrics.compute if name == "compute" else getattr(ctx.design.fabrics, name)
