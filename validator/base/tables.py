@@ -98,3 +98,66 @@ def cage_fits() -> dict[str, CageFit]:
     """Which cages each plug form factor fits, by plug."""
     return {str(k): CageFit(str(k), frozenset(v["cages"]), str(v["source"]))
             for k, v in _section("cages.yaml", "fits").items()}
+
+
+@fact
+class Planning:
+    """Bounds and search defaults of `clusterplan size` and `sweep` (validator/data/planning.yaml)."""
+
+    max_sweep_points: int
+    max_size_candidates: int
+    training_pp: tuple[int, ...]
+    inference_pp: tuple[int, ...]
+    max_tp: int
+    default_max_gpus: int
+
+
+@cache
+def planning() -> Planning:
+    v = values("planning.yaml")
+    return Planning(int(v["max_sweep_points"]), int(v["max_size_candidates"]),
+                    tuple(int(x) for x in v["training_pp"]), tuple(int(x) for x in v["inference_pp"]),
+                    int(v["max_tp"]), int(v["default_max_gpus"]))
+
+
+@fact
+class Reliability:
+    """Interruptions and checkpoint costs of large training jobs (validator/data/reliability.yaml)."""
+
+    interruptions_per_gpu_hour: float
+    checked_effective_training_time: float
+    restart_minutes: float
+    checkpoint_bytes_per_parameter: float
+    async_checkpoint_blocking_share: float
+
+
+@cache
+def reliability() -> Reliability:
+    v = values("reliability.yaml")
+    return Reliability(**{name: float(v[name]) for name in Reliability.__dataclass_fields__})
+
+
+@fact
+class SparesPolicy:
+    """Spares per failure class (validator/data/spares.yaml): Poisson stock over one lead time."""
+
+    lead_time_days: float
+    confidence: float
+    minimum: int
+    gpu_per_year: float            # GPU failures per GPU-year
+    network_per_gpu_year: float    # switch-or-cable failures per GPU-year
+    links_source: str              # why links are spared by the BOM's optics and cables
+
+
+@cache
+def spares_policy() -> SparesPolicy:
+    v, rates = values("spares.yaml"), values("spares.yaml", "rates")
+    return SparesPolicy(float(v["lead_time_days"]), float(v["confidence"]), int(v["minimum"]),
+                        float(rates["gpu_per_year"]), float(rates["network_per_gpu_year"]),
+                        str(_section("spares.yaml", "links")["source"]))
+
+
+@cache
+def hours_per_year() -> float:
+    """Hours in a year of operation (validator/data/serving.yaml)."""
+    return float(value("serving.yaml", "hours_per_year"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import reliability as reliability_table
 
 
 @fact
@@ -44,7 +44,7 @@ class Goodput:
 
 
 def reliability(name: str) -> float:
-    return float(load_data("reliability.yaml")[name]["value"])
+    return float(getattr(reliability_table(), name))
 
 
 def goodput(g: GoodputInputs) -> Goodput | None:

@@ -1,0 +1,160 @@
+"""Typed models of the JSON outputs whose schemas under schemas/ are generated from them (`clusterplan
+schema --check` compares): the validation report (`validate --format json`) and what a design resolves to
+(`describe --format json`). A field added to an output is added here, and the schema regenerated."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMA_BASE = "https://clusterplan.dev/schemas/"
+
+
+class _Out(BaseModel):
+    """An output record: every key required (null where unknown), no other key allowed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+Severity = Literal["error", "warning", "info"]
+Count = Annotated[int, Field(ge=1)]
+
+
+class Tool(_Out):
+    name: Literal["clusterplan"]
+    version: str
+
+
+class Finding(_Out):
+    rule: str = Field(pattern=r"^[A-Z]{3}[0-9]{3}$")
+    slug: str
+    severity: Severity
+    message: str = Field(description="What is wrong, with the computed evidence")
+    file: str
+    line: Count
+    col: Count
+    path: str = Field(description="Key path of the value to change")
+    hint: str = Field(description="What to do")
+    fingerprint: str = Field(description="Stable across line moves: rule + file + key path")
+    waived: bool
+    waiver_reason: str | None
+
+
+class FileReport(_Out):
+    file: str
+    passed: bool = Field(description="No unwaived finding at or above fail_on")
+    findings: list[Finding]
+
+
+class Summary(_Out):
+    designs: int
+    failed: int
+    errors: int
+    warnings: int
+    info: int
+    waived: int = Field(description="Findings silenced by a valid waiver")
+
+
+class Report(_Out):
+    """The validation report. Version 1: fields are only added, never renamed or removed."""
+
+    model_config = ConfigDict(title="clusterplan validate --format json")
+
+    version: Literal[1]
+    tool: Tool
+    fail_on: Severity
+    files: list[FileReport]
+    summary: Summary
+
+
+class Racks(_Out):
+    gpu: int
+    network: int
+    total: int
+    halls: Count = Field(description="Data halls the racks fill")
+
+
+class NvlinkDomains(_Out):
+    gpus_per_domain: int
+    count: int
+    racks_per_domain: Count
+
+
+class ItPower(_Out):
+    """IT power of servers and switches in kW; null where a catalog figure is unknown"""
+
+    servers: float | None
+    switches: float | None
+    total: float | None
+
+
+class Tier(_Out):
+    role: Literal["leaf", "spine", "core"]
+    switch: str
+    count: Count = Field(description="Switches of the tier over every plane")
+    ports_down: int = Field(description="Ports per switch facing the tier below")
+    ports_up: int = Field(description="Ports per switch facing the tier above")
+    speed_down_gbps: float
+    speed_up_gbps: float
+    links_down: int = Field(description="Links from below, over the whole tier")
+    links_up: int = Field(description="Links to the tier above, over the whole tier")
+    per_plane: Count
+    oversubscription: str | None = Field(description="Downlink : uplink bandwidth of one switch from its ports "
+                                         "(null at the top tier)")
+    placement: Literal["rack", "row", "central"]
+
+
+class LinkGroup(_Out):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    count: int
+    speed_gbps: float
+
+
+class FabricView(_Out):
+    type: Literal["infiniband", "roce", "ethernet"]
+    topology: Literal["rail-optimized", "fat-tree", "rail-only"]
+    speed_gbps: float
+    rails: Count
+    scalable_units: int | None
+    tiers: list[Tier] = Field(min_length=1)
+    links: int = Field(description="Every cable of the fabric")
+    link_groups: list[LinkGroup]
+    planes: Count = Field(description="Independent planes; tier counts are totals over them")
+    servers_per_scalable_unit: int | None
+    leaves_per_rail: Count = Field(description="Leaves of one rail in one SU (a rail group)")
+    pods: int | None = Field(description="Pods of a three-tier fabric (per plane)")
+
+
+class Describe(_Out):
+    """What a design resolves to. Version 1 (fabric model v2: planes, rail groups, pods, placement)."""
+
+    model_config = ConfigDict(title="clusterplan describe --format json")
+
+    version: Literal[1]
+    name: str
+    file: str
+    kind: Literal["TrainingCluster", "InferenceFleet"]
+    gpu: str = Field(description="GPU catalog id")
+    gpus: Count
+    server: str = Field(description="Server catalog id")
+    servers: Count
+    servers_per_rack: Count
+    racks: Racks
+    nvlink_domains: NvlinkDomains
+    fabrics: dict[Literal["compute", "storage", "inband", "oob"], FabricView]
+    switches: int = Field(description="Switches over all fabrics")
+    it_power_kw: ItPower
+
+
+def output_schema(model: type[BaseModel], file: str) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of an output model, as written to schemas/<file>."""
+    schema = model.model_json_schema(by_alias=True, ref_template="#/$defs/{model}", mode="serialization")
+    return {"$schema": SCHEMA_DIALECT, "$id": SCHEMA_BASE + file, **schema}
+
+
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {"report.schema.json": Report, "describe.schema.json": Describe}
