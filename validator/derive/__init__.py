@@ -1,4 +1,4 @@
-"""Stage 4 (derive): facts computed from the expanded topology, once, lazily, typed.
+"""Facts computed from the expanded topology, once, lazily, typed.
 
     links      validator.derive.links       every cable with both ends and ports (and a summary pass)
     layout     validator.derive.placement   halls, rows, rack positions and cable lengths

@@ -1,4 +1,4 @@
-"""Stage 8: the bill of materials, computed from the topology, the catalog and the price books.
+"""The bill of materials, computed from the topology, the catalog and the price books.
 
 Nothing is typed by hand: counts come from the expanded topology and the cabling plan, parts from the
 catalog, prices from the price books (validator.resolve.prices; each line says where its price comes

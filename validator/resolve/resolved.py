@@ -1,4 +1,4 @@
-"""Stage 4: resolve every catalog reference of a design and fill in documented defaults.
+"""Resolve every catalog reference of a design and fill in documented defaults.
 
 The result holds catalog entries, not ids, so later stages never look anything up again.
 Unresolved references are reported all at once, with line numbers and did-you-mean.

@@ -1,4 +1,4 @@
-"""Stage 7: performance and memory estimates of a design (`clusterplan estimate`, the latency and memory
+"""Performance and memory estimates of a design (`clusterplan estimate`, the latency and memory
 rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations

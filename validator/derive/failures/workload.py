@@ -1,4 +1,4 @@
-"""What a failure does to the design's workload (stage 4, derive).
+"""What a failure does to the design's workload (the derive stage).
 
 Training is one synchronous job of tp x pp x cp x dp GPUs placed from GPU 0: a server of the job that is
 down, cut off from the compute or storage fabric, or has a NIC with every link lost interrupts the job (the

@@ -1,4 +1,4 @@
-"""Stage 9: switch configuration skeletons, the BOM and the cabling plan, written to a directory.
+"""Switch configuration skeletons, the BOM and the cabling plan, written to a directory.
 
 Templates live in templates/ (shipped in the package); a design repository may supply its own with
 `templates:` in the design, which then render in Jinja's sandbox. Every template runs with
