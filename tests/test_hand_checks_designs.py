@@ -71,6 +71,17 @@ def _max_concurrency(hbm_gb: float, weights_gb: float, kv_per_token_per_gpu: flo
     return blocks // (context // 16)
 
 
+def _spares(n: int) -> int:
+    """2 % on-site spares per optics line, rounded up (validator/data/defaults.yaml bom.spares_pct_transceiver)."""
+    return math.ceil(n * 2 / 100)
+
+
+def _optics(design: str, fabric: str = "compute") -> int:
+    """Transceivers of one fabric on the BOM, spares included."""
+    items = _json("bom", design)["items"]
+    return sum(i["qty"] for i in items if i["category"] == "transceiver" and i["fabric"] == fabric)
+
+
 def _training_mfu(design: str, flops_per_token: float, peak_tflops: float) -> None:
     est = _json("estimate", design)
     model_tflops = flops_per_token * est["tokens_per_s_per_gpu"] / 1e12
@@ -104,6 +115,13 @@ def test_b300_dual_plane_bandwidth_per_gpu_is_800():
     assert est["assumptions"]["fabric_gbps_per_gpu"] == 16 * 400 / 8
 
 
+def test_b300_dual_plane_optics():
+    # server side: one single-port 400G module per 400G link (2,048); leaves: 2,048 links down and 2,048 up
+    # on twin-port modules (2 links each, 2,048 modules); spines: 2,048 links down on 1,024 twin-port modules
+    assert _optics("b300-spectrum-x-dual-plane") == (2048 + _spares(2048)) + (2048 + _spares(2048)) \
+        + (1024 + _spares(1024))                                                            # 5,223
+
+
 def test_b300_dual_plane_mfu():
     # fp8 training: the B300's 4,500 TFLOPS dense fp8 is the peak
     _training_mfu("b300-spectrum-x-dual-plane", _llama3_70b_flops_per_token(8192), 4500)
@@ -133,6 +151,9 @@ def test_rail_only_h100_structure_power_and_mfu():
     assert d["it_power_kw"]["switches"] == pytest.approx((8 * 2218 + 3 * 98 + 466) / 1000)  # 18.504 kW
     est = _json("estimate", "rail-only-h100")
     assert est["assumptions"]["fabric_gbps_per_gpu"] == 8 * 400 / 8
+    # 1,024 links on twin-port modules at both ends: 4 OSFP cages per DGX (512 flat-top modules) and 512
+    # finned modules on the rail switches, 2 % spares each
+    assert _optics("rail-only-h100") == 2 * (512 + _spares(512))                           # 1,046
     _training_mfu("rail-only-h100", _llama3_70b_flops_per_token(8192), 989)
 
 
@@ -185,6 +206,9 @@ def test_gb200_nvl36x2_inference():
     assert d["it_power_kw"]["switches"] == pytest.approx((11 * 2218 + 2 * 98 + 466) / 1000)  # 25.06 kW
     est = _json("estimate", "gb200-nvl36x2-inference")
     assert est["assumptions"]["rdma_gbps_per_gpu"] == 4 * 400 / 4
+    # trays reach their in-rack leaf over copper; the 288 leaf-spine links take twin-port modules at both
+    # ends: 144 on the leaves and 144 on the spines, 2 % spares each
+    assert _optics("gb200-nvl36x2-inference") == 2 * (144 + _spares(144))                  # 294
     # Llama 3.1 405B: 126 x (2 x 16,384^2 + 2 x 16,384 x 1,024 + 3 x 16,384 x 53,248) + 2 x 16,384 x 128,256
     params = 126 * (2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248) + 2 * 16384 * 128256
     weights = params * 1 / 8 / 1e9                                                  # fp8 over TP 8: 50.73 GB
@@ -247,6 +271,9 @@ def test_h200_llama3_70b():
     assert d["it_power_kw"]["switches"] == pytest.approx((2218 + 466 + 98) / 1000)         # 2.782 kW
     est = _json("estimate", "inference-h200-llama3-70b")
     assert est["assumptions"]["rdma_gbps_per_gpu"] == 400
+    # 128 links on twin-port modules at both ends: 64 flat-top in the DGX H200s' 4 OSFP cages each and 64
+    # finned in the leaf, 2 % spares each
+    assert _optics("inference-h200-llama3-70b") == 2 * (64 + _spares(64))                  # 132
     weights = LLAMA3_70B_PARAMS / 4 / 1e9                        # fp8 over TP 4: 17.64 GB
     assert est["weights_gb_per_gpu"] == pytest.approx(weights, rel=REL)
     assert est["max_concurrency_per_replica"] == _max_concurrency(141, weights, LLAMA3_70B_KV / 4, 8192)
