@@ -1,12 +1,13 @@
 """Typed models of the JSON outputs whose schemas under schemas/ are generated from them (`clusterplan
-schema --check` compares): the validation report (`validate --format json`) and what a design resolves to
-(`describe --format json`). A field added to an output is added here, and the schema regenerated."""
+schema --check` compares): the validation report (`validate --format json`), what a design resolves to
+(`describe --format json`) and the topology (`topology --format json`, both views). A field added to an
+output is added here, and the schema regenerated."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_BASE = "https://clusterplan.dev/schemas/"
@@ -151,10 +152,80 @@ class Describe(_Out):
     it_power_kw: ItPower
 
 
+class Node(_Out):
+    name: str
+    function: str = Field(description="server, leaf, spine, core, storage, rack-system or an appliance's name")
+    fabric: str | None = Field(description="the fabric a switch belongs to; null for endpoints")
+    model: str
+    rack: str | None
+    ru: int | None
+
+
+class Link(_Out):
+    fabric: str
+    a: str = Field(description="lower end (server, appliance, leaf, spine)")
+    a_port: str
+    z: str
+    z_port: str
+    speed_gbps: float = Field(gt=0)
+
+
+class DevicesView(_Out):
+    """view devices: every device and every link with its ports (the DOT's nodes and edges)"""
+
+    version: Literal[1]
+    view: Literal["devices"]
+    name: str
+    file: str
+    fabrics: list[str]
+    nodes: list[Node]
+    links: list[Link]
+
+
+class Unit(_Out):
+    first: int
+    last: int
+    servers_each: int
+
+
+class Group(_Out):
+    id: str
+    group: str
+    label: str
+
+
+class Bundle(_Out):
+    a: str
+    z: str
+    links: float = Field(ge=0, description="links of the bundle (per plane for a multi-plane fabric)")
+    speed_gbps: float
+
+
+class OverviewView(_Out):
+    """view overview: groups of devices and bundles of links with counts, repeated units collapsed"""
+
+    version: Literal[1]
+    view: Literal["overview"]
+    name: str
+    unit: Literal["SU", "group"]
+    units: list[Unit]
+    nodes: list[Group]
+    edges: list[Bundle]
+
+
+class Topology(RootModel[Annotated[DevicesView | OverviewView, Field(discriminator="view")]]):
+    """The topology of a design. Version 1. view devices: every device and every link with its ports (the
+    DOT's nodes and edges); view overview: groups of devices and bundles of links with counts, repeated
+    units collapsed."""
+
+    model_config = ConfigDict(title="clusterplan topology --format json", defer_build=True)
+
+
 def output_schema(model: type[BaseModel], file: str) -> dict[str, Any]:
     """The JSON Schema (2020-12) of an output model, as written to schemas/<file>."""
     schema = model.model_json_schema(by_alias=True, ref_template="#/$defs/{model}", mode="serialization")
     return {"$schema": SCHEMA_DIALECT, "$id": SCHEMA_BASE + file, **schema}
 
 
-OUTPUT_MODELS: dict[str, type[BaseModel]] = {"report.schema.json": Report, "describe.schema.json": Describe}
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {"report.schema.json": Report, "describe.schema.json": Describe,
+                                             "topology.schema.json": Topology}
