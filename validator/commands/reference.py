@@ -24,12 +24,13 @@ class SchemaName(StrEnum):
     describe = "describe"
     topology = "topology"
     failures = "failures"
+    bom = "bom"
 
 
 def schema(
     which: Annotated[SchemaName, typer.Argument(
         help="design (default), catalog, pricebook, racks, sizing (the request of `clusterplan size`), report "
-             "(validate --format json), describe, topology or failures.")] = SchemaName.design,
+             "(validate --format json), describe, topology, failures or bom.")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
 ) -> None:

@@ -1,16 +1,14 @@
-"""Typed models of the JSON outputs whose schemas under schemas/ are generated from them (`clusterplan
-schema --check` compares): the validation report (`validate --format json`), what a design resolves to
-(`describe --format json`), the topology (`topology --format json`, both views) and the failure domains
-(`failures --format json`). A field added to an output is added here, and the schema regenerated."""
+"""Typed models of the JSON outputs whose schemas under schemas/ are generated from them (the list:
+validator/emit/schemas.py; `clusterplan schema --check` compares): the validation report (`validate
+--format json`), what a design resolves to (`describe`) and the topology (`topology`, both views); the
+failure domains and the bill of materials in validator/emit/output_models_plan.py. A field added to an
+output is added to its model, and the schema regenerated."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-
-SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_BASE = "https://clusterplan.dev/schemas/"
 
 
 class _Out(BaseModel):
@@ -19,8 +17,16 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
+class _Open(BaseModel):
+    """An output record that may grow keys (the BOM's totals, power and TCO): the keys listed are required."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
+
+
 Severity = Literal["error", "warning", "info"]
 Count = Annotated[int, Field(ge=1)]
+NonNeg = Annotated[int, Field(ge=0)]
+Share = Annotated[float, Field(ge=0, le=1)]
 
 
 class Tool(_Out):
@@ -219,120 +225,3 @@ class Topology(RootModel[Annotated[DevicesView | OverviewView, Field(discriminat
     units collapsed."""
 
     model_config = ConfigDict(title="clusterplan topology --format json", defer_build=True)
-
-
-NonNeg = Annotated[int, Field(ge=0)]
-Share = Annotated[float, Field(ge=0, le=1)]
-
-
-class TierLoss(_Out):
-    fabric: str
-    tier: Literal["endpoint-leaf", "leaf-spine", "spine-core"]
-    links_lost: NonNeg
-    links: NonNeg
-    gbps_lost: float = Field(ge=0)
-    gbps: float = Field(ge=0)
-    share_lost: Share | None
-
-
-class TrainingImpact(_Out):
-    status: Literal["unaffected", "degraded", "interrupted", "blocked"] = Field(
-        description="degraded: runs on, every collective at the slowest path; interrupted: restarts from its last "
-        "checkpoint on spare servers; blocked: cannot run at its data-parallel degree until the part is replaced")
-    job_gpus: int
-    gpus_lost: int
-    dp: int
-    dp_after: int = Field(description="data-parallel degree that fits on the servers left")
-    bandwidth_left_share: Share | None = Field(description="least share of compute-fabric bandwidth on the job's "
-                                               "paths")
-    storage_bandwidth_left_share: Share | None = Field(description="the same on the storage fabric (checkpoints "
-                                                       "and data reads)")
-
-
-class PoolImpact(_Out):
-    pool: Literal["fleet", "prefill", "decode"]
-    planned: int
-    lost: int
-    needed: NonNeg | None
-
-
-class InferenceImpact(_Out):
-    replicas_lost: NonNeg
-    meets_target: bool | None = Field(description="the replicas left carry the target load at the SLOs; null: no "
-                                      "target, or no replica count would")
-    pools: list[PoolImpact]
-    note: str
-
-
-class SparesOut(_Out):
-    count: NonNeg | None
-    basis: str
-
-
-class FailureClass(_Out):
-    model_config = ConfigDict(populate_by_name=True)
-
-    class_: str = Field(alias="class")
-    kind: Literal["switch", "oob-switch", "link", "server", "nvlink-domain", "gpu-rack", "network-rack",
-                  "storage-rack", "cdu", "rear-door", "storage-node", "pdu"]
-    fabric: str | None
-    count: NonNeg
-    worst_member: str = Field(description="the member whose failure costs most")
-    members_evaluated: NonNeg = Field(description="members tried (a class over 400 is sampled evenly, first and "
-                                      "last included)")
-    design_path: str
-    gpus_unreachable: NonNeg | None = Field(description="GPUs down or cut off from the workload fabric; null: "
-                                            "unknown")
-    gpus_down: NonNeg | None
-    gpus_cut_off: NonNeg | None
-    gpus_without_nic: NonNeg | None = Field(description="GPUs still reachable whose own NIC lost every link")
-    gpus_at_risk: NonNeg | None = Field(description="PDU: GPUs that stop unless the other feed carries them")
-    bandwidth: list[TierLoss]
-    servers_cut_off: dict[str, NonNeg]
-    servers_degraded: dict[str, NonNeg]
-    endpoints_cut_off: dict[str, dict[str, NonNeg]]
-    bandwidth_left_share: Share | None = Field(description="least share of its bandwidth a reachable server keeps "
-                                               "on the workload fabric")
-    storage_nodes_down: NonNeg
-    training: TrainingImpact | None
-    inference: InferenceImpact | None
-    spares: SparesOut
-    note: str
-
-
-class SinglePoint(_Out):
-    severity: Literal["warning", "info"]
-    component: str
-    member: str
-    message: str
-    path: str
-    line: Count
-    col: Count
-    fix: str
-
-
-class Failures(_Out):
-    """Failure domains of a design. Version 1. For each class of component, the failure of its worst member;
-    null means unknown."""
-
-    model_config = ConfigDict(title="clusterplan failures --format json")
-
-    version: Literal[1]
-    name: str
-    file: str
-    kind: Literal["training", "inference"]
-    gpus: int
-    servers: int
-    workload_fabric: str | None
-    classes: list[FailureClass]
-    single_points_of_failure: list[SinglePoint]
-
-
-def output_schema(model: type[BaseModel], file: str) -> dict[str, Any]:
-    """The JSON Schema (2020-12) of an output model, as written to schemas/<file>."""
-    schema = model.model_json_schema(by_alias=True, ref_template="#/$defs/{model}", mode="serialization")
-    return {"$schema": SCHEMA_DIALECT, "$id": SCHEMA_BASE + file, **schema}
-
-
-OUTPUT_MODELS: dict[str, type[BaseModel]] = {"report.schema.json": Report, "describe.schema.json": Describe,
-                                             "topology.schema.json": Topology, "failures.schema.json": Failures}
