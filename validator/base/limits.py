@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import values
 
 
 @fact
@@ -21,5 +21,4 @@ class Limits:
 
 @cache
 def limits() -> Limits:
-    raw = load_data("limits.yaml")["limits"]
-    return Limits(**{k: int(v["value"]) for k, v in raw.items()})
+    return Limits(**{k: int(v) for k, v in values("limits.yaml", "limits").items()})

@@ -1,1 +1,1 @@
-"""Stage 6: the engineering rules. `registry.RULES` lists every rule explicitly."""
+"""The engineering rules. `registry.RULES` lists every rule explicitly."""

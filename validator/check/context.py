@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 from validator.base.findings import Finding
-from validator.base.resources import load_data
 from validator.derive import Derived
-from validator.derive.estimate import Estimate
+from validator.derive.estimate import Estimate, TrainingReport
 from validator.expand.sizing import Problem
 from validator.expand.topology import Topology
 from validator.read.inference import Inference
 from validator.read.model import Design, Training, Waiver
 from validator.resolve.resolved import Resolved
-
-
-def default_thresholds() -> dict[str, dict[str, Any]]:
-    return dict(load_data("thresholds.yaml")["thresholds"])
 
 
 @dataclass
@@ -50,7 +44,7 @@ class Context:
     def threshold(self, name: str) -> float:
         if name in self.overrides:
             return float(self.overrides[name])
-        return float(default_thresholds()[name]["value"])
+        return self.resolved.threshold(name)
 
     def problems(self, rule: str) -> list[Problem]:
         """The sizing problems the expand stage found for one rule."""
@@ -59,3 +53,10 @@ class Context:
     @property
     def estimate(self) -> Estimate:
         return self.derived.estimate
+
+    @property
+    def training_report(self) -> TrainingReport:
+        """The training estimate of a training design (step, memory, goodput)."""
+        report = self.derived.estimate.training
+        assert report is not None, "a training design always has a training estimate"
+        return report

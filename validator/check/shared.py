@@ -23,12 +23,7 @@ def pools(ctx: Context) -> list[tuple[tuple[str | int, ...], Replica, int]]:
         d = inf.disaggregation
         return [(("inference", "disaggregation", "prefill", "replica"), d.prefill.replica, d.prefill.replicas),
                 (("inference", "disaggregation", "decode", "replica"), d.decode.replica, d.decode.replicas)]
-    count = inf.replicas or (inf.autoscaling.max if inf.autoscaling else 1)
-    return [(("inference", "replica"), inf.replica, count)]
-
-
-def utilization(ctx: Context) -> float:
-    return ctx.inference.gpu_memory_utilization or ctx.resolved.defaults["gpu_memory_utilization"]
+    return [(("inference", "replica"), inf.replica, inf.planned_replicas)]
 
 
 def rdma_fabric(ctx: Context, name: str = "compute") -> bool:

@@ -20,19 +20,25 @@ class SchemaName(StrEnum):
     pricebook = "pricebook"
     racks = "racks"
     sizing = "sizing"
+    report = "report"
+    describe = "describe"
+    topology = "topology"
+    failures = "failures"
+    bom = "bom"
 
 
 def schema(
-    which: Annotated[SchemaName, typer.Argument(help="design (default), catalog, pricebook, racks or sizing "
-                                                        "(the request of `clusterplan size`).")] = SchemaName.design,
+    which: Annotated[SchemaName, typer.Argument(
+        help="design (default), catalog, pricebook, racks, sizing (the request of `clusterplan size`), report "
+             "(validate --format json), describe, topology, failures or bom.")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
     install: Annotated[Path | None, typer.Option(
         help="Offline editors: write the design schema into the repository holding this design or directory "
              "(.clusterplan/) and point each design's modeline at it by a relative path.")] = None,
 ) -> None:
-    """Print the JSON Schema of the design format, of catalog files, of price books, of rack elevations or of
-    sizing requests (generated from the models)."""
+    """Print the JSON Schema of the design format, of catalog files, of price books, of rack elevations, of
+    sizing requests or of a JSON output (generated from the models)."""
     from validator.base.resources import resource_dir
     from validator.emit.files import write_atomic
     from validator.emit.schemas import generated_schemas

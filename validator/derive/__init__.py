@@ -1,9 +1,11 @@
-"""Stage 4 (derive): facts computed from the expanded topology, once, lazily, typed.
+"""Facts computed from the expanded topology, once, lazily, typed.
 
     links      validator.derive.links       every cable with both ends and ports (and a summary pass)
     layout     validator.derive.placement   halls, rows, rack positions and cable lengths
     cabling    validator.derive.cabling     media per link and the cable and optics tally
     rack_power validator.derive.rack_power  power per rack (devices, their optics, cable ends) on the BOM's basis
+    pools      validator.derive.estimate    an inference design's serving pools: shape, weights and KV per GPU
+    kv_transfer validator.derive.estimate   one request's prefill-to-decode KV transfer (disaggregated serving)
     estimate   validator.derive.estimate    training or inference performance
     bom        validator.derive.bom         the structured bill of materials, power and cost (and the cost of
                                             growth, validator.derive.growth)
@@ -24,7 +26,7 @@ from validator.expand.topology import Topology
 if TYPE_CHECKING:
     from validator.derive.bom import Bom
     from validator.derive.cabling import Plan
-    from validator.derive.estimate import Estimate
+    from validator.derive.estimate import Estimate, KvTransfer, Pool
     from validator.derive.placement import Layout
     from validator.derive.rack_power import RackPower
 
@@ -57,10 +59,25 @@ class Derived:
         return RackPower(self.topology, self.cabling)
 
     @cached_property
+    def pools(self) -> list[Pool]:
+        """The serving pools of an inference design (one aggregated pool, or prefill then decode); [] for
+        a training design."""
+        from validator.derive.estimate import serving_pools
+
+        return serving_pools(self.topology) if self.topology.resolved.design.inference else []
+
+    @cached_property
+    def kv_transfer(self) -> KvTransfer | None:
+        """One request's KV transfer from prefill to decode; None when aggregated or nothing carries it."""
+        from validator.derive.estimate import transfer_of
+
+        return transfer_of(self.topology) if self.topology.resolved.design.inference else None
+
+    @cached_property
     def estimate(self) -> Estimate:
         from validator.derive.estimate import estimate
 
-        return estimate(self.topology, lambda: self.bom)
+        return estimate(self.topology, lambda: self.bom, self.pools or None)
 
     @cached_property
     def bom(self) -> Bom:

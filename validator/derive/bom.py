@@ -1,4 +1,4 @@
-"""Stage 8: the bill of materials, computed from the topology, the catalog and the price books.
+"""The bill of materials, computed from the topology, the catalog and the price books.
 
 Nothing is typed by hand: counts come from the expanded topology and the cabling plan, parts from the
 catalog, prices from the price books (validator.resolve.prices; each line says where its price comes
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.derive.bom_power import power_summary
 from validator.derive.bom_totals import totals
 from validator.derive.cabling import Plan
@@ -84,7 +84,7 @@ class Bom:
 
 
 def _defaults() -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data("defaults.yaml")["bom"].items()}
+    return values("defaults.yaml", "bom")
 
 
 class _Pricer:

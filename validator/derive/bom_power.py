@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from validator.base.resources import load_data
+from validator.base.tables import hours_per_year
 from validator.derive.cabling import Plan
 from validator.expand.topology import SWITCH_ROLES, Topology
 
@@ -73,6 +73,6 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item], racks: Rack
         "network_rack_kw": racks.kw("network"), "servers_kw": _r(servers_kw), "switches_kw": _r(switches_kw),
         "optics_kw": _r(optics_kw), "cables_kw": _r(cables_kw), "storage_kw": _r(storage_kw), "it_kw": _r(it_kw),
         "it_kw_known": _r(sum(i.counted_w for i in items) / 1000), "pue": pue, "facility_kw": _r(facility_kw),
-        "heat_kw_by_cooling": heat, "hours_per_year": float(load_data("serving.yaml")["hours_per_year"]["value"]),
+        "heat_kw_by_cooling": heat, "hours_per_year": hours_per_year(),
         "electricity_usd_per_kwh": r.electricity_usd_per_kwh, "unknown_power_parts": unknown,
     }

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import hours_per_year
 from validator.expand.topology import Topology
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def tco_inputs(topology: Topology, capex_usd: float | None, it_kw: float | None)
                                  defaults["depreciation_years"]),
         support_pct_per_year=_pick(costs.support_pct_per_year, repo.get("support_pct_per_year"),
                                    defaults["support_pct_per_year"]),
-        hours_per_year=float(load_data("serving.yaml")["hours_per_year"]["value"]))
+        hours_per_year=hours_per_year())
 
 
 def design_tco(topology: Topology, bom: Bom) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Rack elevations (stage 4, derive): every rack with where it stands and, rack unit by rack unit from
+"""Rack elevations (the derive stage): every rack with where it stands and, rack unit by rack unit from
 the top, what stands there; its power against the budget, its weight and its cooling.
 
 A view of facts computed elsewhere, nothing computed again: devices and rack units from the rack plan

@@ -1,4 +1,4 @@
-"""The link plan: every cable of every fabric, with both ends and their ports. Stage 4 (derive).
+"""The link plan: every cable of every fabric, with both ends and their ports. The derive stage.
 
 Every later output reads this one list: `describe` its counts, the BOM its media tally, `cabling` its
 rows, `render` each switch's ports and neighbours. Links are generated on demand as plain tuples,

@@ -19,7 +19,7 @@ import bisect
 from functools import cache, cached_property
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import cage_fits
 from validator.resolve.catalog import Catalog
 from validator.resolve.catalog.entries import Cable, Transceiver
 
@@ -29,7 +29,7 @@ ANY_CAGE: Cage = ("", None)
 
 @cache
 def _fits() -> dict[str, frozenset[str]]:
-    return {plug: frozenset(entry["cages"]) for plug, entry in load_data("cages.yaml")["fits"].items()}
+    return {plug: fit.cages for plug, fit in cage_fits().items()}
 
 
 def fits(form_factor: str | None, top: str | None, cage: Cage) -> bool:

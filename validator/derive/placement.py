@@ -1,4 +1,4 @@
-"""Where each rack stands and how long a cable between two racks is (stage 4, derive).
+"""Where each rack stands and how long a cable between two racks is (the derive stage).
 
 The rack plan (`validator.expand.racks`) lays racks out in rows of `racks_per_row` and halls of
 `rows_per_hall` (validator/data/layout.yaml, or `site.layout`): each compute group starts on a new row

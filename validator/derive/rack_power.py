@@ -1,4 +1,4 @@
-"""Power per rack, on the BOM's basis (stage 4, derive): what every rack draws from its feeds.
+"""Power per rack, on the BOM's basis (the derive stage): what every rack draws from its feeds.
 
 A rack's power is what is plugged into it:
 

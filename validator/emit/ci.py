@@ -177,10 +177,8 @@ def github(analyses: Sequence[Analysis], root: Path | None = None, limit: int = 
 
 
 def _headline(analysis: Analysis) -> str:
-    from validator.derive.estimate import estimate
-
-    assert analysis.topology is not None
-    e = estimate(analysis.topology).as_dict()
+    """The design's estimate in one line, from its derived facts (never recomputed here)."""
+    e = analysis.facts.estimate.as_dict()
     if e["kind"] == "training":
         days = e["time_to_train_days"]
         return (f"MFU {100 * e['mfu']:.1f}%, {e['tokens_per_s']:,.0f} tokens/s"

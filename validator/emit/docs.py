@@ -82,10 +82,10 @@ def design_format_md() -> str:
 
 def rules_md() -> str:
     """docs/rules.md: one section per rule, from the registry and each check's docstring."""
-    from validator.base.resources import load_data
+    from validator.base.tables import sourced
     from validator.check.registry import RULES
 
-    thresholds = load_data("thresholds.yaml")["thresholds"]
+    thresholds = sourced("thresholds.yaml", "thresholds")
     out = ["# Rules", "", "Generated from the rule registry by `clusterplan docs rules`; do not edit by hand.",
            "Severity can be overridden per design (`severity: {ID: warning}`); thresholds with",
            "`thresholds: {name: value}`; accepted findings are waived with `waivers:`.",
@@ -107,7 +107,7 @@ def rules_md() -> str:
             out += ["", "Example that triggers it:", "", "```yaml", r.doc["example"], "```"]
         for name in r.thresholds:
             t = thresholds[name]
-            out.append(f"- Threshold `{name}` = {t['value']} ({t['source']})")
+            out.append(f"- Threshold `{name}` = {t.value} ({t.source})")
     from validator.emit.rule_help import READ_FIXES
 
     for rid, (slug, what) in sorted(READ_CODES.items()):

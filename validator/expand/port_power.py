@@ -1,4 +1,4 @@
-"""The most the plugs in a device's ports can draw, for packing network racks (stage 3, expand).
+"""The most the plugs in a device's ports can draw, for packing network racks (the expand stage).
 
 Media are chosen per link later (`validator.derive.media`), by length and cage; a rack is packed
 before that. So the rack plan fills a rack's power budget with each device's own power plus this

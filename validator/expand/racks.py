@@ -1,4 +1,4 @@
-"""The floor plan as racks: which rack every device stands in, at which rack unit (stage 3, expand).
+"""The floor plan as racks: which rack every device stands in, at which rack unit (the expand stage).
 
 Racks are listed in floor order; `validator.derive.placement` turns that order into halls, rows and
 positions, and cable lengths. What goes where follows each tier's placement (`placement` in the

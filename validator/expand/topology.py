@@ -1,4 +1,4 @@
-"""Stage 3 (expand): the concrete topology of a resolved design: servers, NVLink domains and, per
+"""The concrete topology of a resolved design: servers, NVLink domains and, per
 fabric, its planes, switch tiers and the names of its devices.
 
 Devices are counts and index ranges, not objects: a 100k-GPU design is a few dozen numbers here.

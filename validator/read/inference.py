@@ -98,4 +98,9 @@ class Inference(Model):
     engine: Engine = Field(default_factory=Engine, description="Serving-engine scheduler settings.")
     disaggregation: Disaggregation | None = Field(None, description="Prefill/decode disaggregation.")
 
+    @property
+    def planned_replicas(self) -> int:
+        """Replicas of the aggregated fleet as planned: the fixed count, else autoscaling.max, else 1."""
+        return self.replicas or (self.autoscaling.max if self.autoscaling else 1)
+
 

@@ -1,4 +1,4 @@
-"""Stage 1: read a YAML file safely, keeping the line and column of every key and value.
+"""Read a YAML file safely, keeping the line and column of every key and value.
 
 PyYAML composes a node tree (no Python objects are ever constructed from tags); we then build plain
 dicts, lists and scalars ourselves so that we can reject duplicate keys, bound alias expansion, and

@@ -1,4 +1,4 @@
-"""Stage 3: the design model (format version 1). The single source of truth for the design schema.
+"""The design model (format version 1). The single source of truth for the design schema.
 
 `schemas/clusterplan-design.schema.json` is generated from these classes by `clusterplan schema`;
 every field's description becomes an editor tooltip and a row of docs/design-format.md.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from validator.base.resources import load_data
+from validator.base.tables import thresholds
 
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 IDENTIFIER_MAX = 63
@@ -45,4 +45,4 @@ Money = Annotated[float, Field(ge=0, le=1e12)]
 if TYPE_CHECKING:
     ThresholdName = str
 else:
-    ThresholdName = Literal[tuple(load_data("thresholds.yaml")["thresholds"])]
+    ThresholdName = Literal[tuple(thresholds())]

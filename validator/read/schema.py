@@ -1,4 +1,4 @@
-"""Stage 2: the JSON Schema of the design format, generated from the pydantic model, and the
+"""The JSON Schema of the design format, generated from the pydantic model, and the
 structural check that reports every problem at once with file:line:col, key path and a hint."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 4: resolve every catalog reference of a design and fill in documented defaults.
+"""Resolve every catalog reference of a design and fill in documented defaults.
 
 The result holds catalog entries, not ids, so later stages never look anything up again.
 Unresolved references are reported all at once, with line numbers and did-you-mean.
@@ -11,7 +11,7 @@ from typing import Any
 
 from validator.base.errors import DesignError, Diagnostic, Path, format_path
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import thresholds, values
 from validator.read.inference import Inference
 from validator.read.loader import Loaded
 from validator.read.model import Design, Fabric, Training
@@ -76,6 +76,11 @@ class Resolved:
         assert self.design.inference is not None, "an InferenceFleet always has an inference section"
         return self.design.inference
 
+    def threshold(self, name: str) -> float:
+        """A rule threshold: the design's override (`thresholds:`), else validator/data/thresholds.yaml."""
+        own = self.design.thresholds.get(name)
+        return float(own) if own is not None else thresholds()[name].value
+
     @property
     def nvlink_domain_gpus(self) -> int:
         return self.design.compute.nvlink_domain_gpus or self.server.nvlink_domain_gpus
@@ -104,8 +109,8 @@ class Resolved:
         return self.loaded.where(path)
 
 
-def _values(table: dict[str, Any]) -> dict[str, float]:
-    return {k: float(v["value"]) for k, v in table.items()}
+def _floats(table: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in table.items()}
 
 
 def resolve(design: Design, loaded: Loaded, catalog: Catalog, costing: Costing | None = None) -> Resolved:
@@ -154,19 +159,18 @@ def resolve(design: Design, loaded: Loaded, catalog: Catalog, costing: Costing |
                                        (links.ports_per_cage * split) if links else 1)
     if problems:
         raise DesignError(problems)
-    data = load_data("defaults.yaml")
     assert gpu is not None and model is not None  # cross_checks guarantee a workload section
     return Resolved(design, loaded, catalog, server, gpu, rack, model, fabrics,
-                    _values(data["defaults"]), _layout(design), costing or Costing())
+                    _floats(values("defaults.yaml", "defaults")), _layout(design), costing or Costing())
 
 
 def _layout(design: Design) -> dict[str, float]:
     """Floor-plan figures: validator/data/layout.yaml, overridden by the design's `site.layout`."""
-    values = _values(load_data("layout.yaml"))
+    figures = _floats(values("layout.yaml"))
     own = design.site.layout
     if own is not None:
-        values.update({k: float(v) for k, v in own.model_dump().items() if v is not None})
-    return values
+        figures.update({k: float(v) for k, v in own.model_dump().items() if v is not None})
+    return figures
 
 
 def _breakout(nic: Nic | None, native_gbps: float, fabric_gbps: float) -> int:

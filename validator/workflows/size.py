@@ -31,7 +31,7 @@ from typing import Any
 
 from validator.base.errors import DesignError
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import planning
 from validator.check.context import Context
 from validator.check.registry import rule_by_id
 from validator.check.result import Analysis
@@ -153,7 +153,7 @@ class Search:
         self.kind = "training" if request.training else "inference"
         self.hardware: dict[tuple[str, str, int], Hardware] = {}
         given = request.constraints.max_gpus
-        self.max_gpus = given or int(load_data("planning.yaml")["default_max_gpus"]["value"])
+        self.max_gpus = given or planning().default_max_gpus
         self.bound_note = "" if given else " by default (set constraints.max_gpus)"
 
     # ------------------------------------------------------------ building

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from validator.base.errors import ToolError
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import planning
 from validator.read.model import API_VERSION
 from validator.read.sizing import SizingRequest
 from validator.resolve.catalog import Catalog
@@ -56,7 +56,7 @@ class Point:
 
 
 def _plan(name: str) -> list[int]:
-    return [int(v) for v in load_data("planning.yaml")[name]["value"]]
+    return list(getattr(planning(), name))
 
 
 def _powers(limit: int) -> list[int]:
@@ -92,7 +92,7 @@ def model_of(request: SizingRequest, catalog: Catalog) -> LlmModel:
 
 
 def _tps(request: SizingRequest, server: Server) -> list[int]:
-    cap = min(server.nvlink_domain_gpus, int(load_data("planning.yaml")["max_tp"]["value"]))
+    cap = min(server.nvlink_domain_gpus, planning().max_tp)
     return list(request.search.tp or _powers(cap))
 
 
@@ -137,7 +137,7 @@ def inference_points(request: SizingRequest, catalog: Catalog) -> list[Point]:
 def space(request: SizingRequest, catalog: Catalog) -> list[Point]:
     """Every point of the request's space, in a fixed order; refuses a space beyond the documented bound."""
     points = training_points(request, catalog) if request.training else inference_points(request, catalog)
-    bound = int(load_data("planning.yaml")["max_size_candidates"]["value"])
+    bound = planning().max_size_candidates
     if len(points) > bound:
         raise ToolError(f"the search space has {len(points):,} points; the limit is {bound:,} (validator/data/"
                         "planning.yaml max_size_candidates): name fewer servers or fabrics, or narrow `search:`")

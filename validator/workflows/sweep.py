@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from validator.base.errors import DesignError, ToolError, format_path
 from validator.base.facts import fact
 from validator.base.paths import display_name
-from validator.base.resources import load_data
+from validator.base.tables import planning
 from validator.check.result import Analysis
 from validator.pipeline import analyze
 from validator.read.config import RunConfig
@@ -54,7 +54,7 @@ class Setting:
 
 
 def max_points() -> int:
-    return int(load_data("planning.yaml")["max_sweep_points"]["value"])
+    return planning().max_sweep_points
 
 
 def parse_setting(arg: str) -> Setting:

@@ -31,9 +31,7 @@ def backend_fabric(ctx: Context) -> Iterator[Hit]:
         yield Hit("a training cluster has no compute fabric for its gradient, pipeline and expert traffic",
                   ("fabrics",))
         return
-    inf = ctx.design.inference
-    if inf is None:
-        return
+    inf = ctx.inference
     per_server = ctx.resolved.server.gpus
     shapes: list[tuple[str | int, ...]] = [("inference", "replica", "gpus")]
     replicas = [inf.replica]

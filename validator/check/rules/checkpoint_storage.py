@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.goodput import reliability
 
 
 def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
@@ -31,8 +30,9 @@ def checkpoint_storage(ctx: Context) -> Iterator[Hit]:
         yield Hit("storage write bandwidth is not given; checkpoint time cannot be checked", ("storage", "type"),
                   severity="warning")
         return
-    size_gb = ctx.resolved.model.params_b * reliability("checkpoint_bytes_per_parameter")
-    seconds = size_gb / storage.write_gbytes_s
+    written = ctx.training_report.goodput
+    assert written is not None, "goodput is computed whenever the write bandwidth is known"
+    size_gb, seconds = written.checkpoint_gb, written.checkpoint_write_s
     target = t.checkpoint.write_target_s if t.checkpoint else ctx.threshold("checkpoint_write_target_s")
     if seconds > target:
         yield Hit(f"a {size_gb:,.0f} GB checkpoint takes {seconds:,.0f} s at {storage.write_gbytes_s:g} GB/s, "

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.inference import transfer_of
 
 
 def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
@@ -34,7 +33,7 @@ def disaggregation_transport(ctx: Context) -> Iterator[Hit]:
         yield Hit(f"KV transfer fabric '{d.kv_transfer_fabric}' is not in the design", (*base, "kv_transfer_fabric"))
         return
     budget = inf.targets.ttft_ms
-    transfer = transfer_of(ctx.topology)
+    transfer = ctx.derived.kv_transfer
     if budget is None or transfer is None:
         return
     ms = transfer.seconds * 1e3

@@ -38,9 +38,7 @@ def expert_parallel_fabric(ctx: Context) -> Iterator[Hit]:
         yield Hit(f"EP {p.ep} spans {span} GPUs, beyond the {domain}-GPU NVLink domain, but the compute fabric "
                   "has no RDMA for the all-to-all", path)
         return
-    report = ctx.derived.estimate.training
-    if report is None:
-        return
+    report = ctx.training_report
     ratio = report.estimate.ep_alltoall_ratio
     limit = ctx.threshold("ep_alltoall_compute_ratio_max")
     if ratio > limit:

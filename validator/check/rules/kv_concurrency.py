@@ -6,8 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.check.shared import pools, utilization
-from validator.derive.estimate.kv import kv_capacity, shape_of
 
 
 def kv_concurrency(ctx: Context) -> Iterator[Hit]:
@@ -26,10 +24,8 @@ def kv_concurrency(ctx: Context) -> Iterator[Hit]:
     target = inf.targets.concurrent_requests
     if target is None:
         return
-    _, rep, count = pools(ctx)[-1]  # decode pool holds the requests when disaggregated
-    s = shape_of(rep)
-    cap = kv_capacity(ctx.resolved.model, inf, ctx.resolved.gpu.memory_gb, utilization(ctx),
-                      ctx.threshold("inference_reserve_gb"), s.tp, s.pp, s.gpus, s.ep, s.dp)
+    pool = ctx.derived.pools[-1]  # the decode pool holds the requests when disaggregated
+    cap, count = pool.kv, pool.planned
     fleet = cap.max_concurrency * count
     if fleet < target:
         yield Hit(f"KV-limited concurrency {cap.max_concurrency} per replica x {count} replicas = {fleet} < target "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.base.resources import load_data
+from validator.base.tables import congestion_control
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
 
@@ -29,7 +29,7 @@ def lossless_fabric(ctx: Context) -> Iterator[Hit]:
         return
     base = ("fabrics", "compute")
     ll = fab.lossless
-    schemes = load_data("congestion_control.yaml")["schemes"]
+    schemes = congestion_control()
     if ll is None:
         if fab.congestion_control is None:
             yield Hit(f"{fab.type} training fabric carries RDMA with no lossless settings (PFC, ECN, PFC watchdog) "

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.training_memory import training_memory
 
 
 def memory_fit(ctx: Context) -> Iterator[Hit]:
@@ -22,10 +21,8 @@ def memory_fit(ctx: Context) -> Iterator[Hit]:
     Example:
         training: {model: llama3-70b, zero_stage: 0, parallelism: {tp: 8, pp: 1}}   # 168 GB per 80 GB GPU
     """
-    t = ctx.training
-    model = ctx.resolved.model
-    mem = training_memory(model, t, ctx.threshold("memory_reserve_gb"))
-    hbm = ctx.resolved.gpu.memory_gb
+    report = ctx.training_report
+    mem, hbm = report.memory, report.hbm_gb
     if mem.total_gb <= hbm:
         return
     tolerance = ctx.threshold("memory_fit_tolerance_pct")

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.setup import default_stage_layers
 
 
 def parallelism_consistency(ctx: Context) -> Iterator[Hit]:
@@ -45,9 +44,7 @@ def _pipeline(ctx: Context) -> Iterator[Hit]:
             yield Hit(f"pipeline_layers {declared} must have PP = {p.pp} entries summing to the model's {layers} "
                       "layers", ("training", "pipeline_layers"))
             return
-        stages = tuple(declared)
-    else:
-        stages = default_stage_layers(layers, p.pp)
+    stages = ctx.training_report.setup.stage_layers   # the declared split, else Megatron-LM's default one
     if p.vpp > 1 and min(stages) < p.vpp:
         yield Hit(f"a pipeline stage with {min(stages)} layers cannot hold {p.vpp} virtual stages "
                   f"(stages: {list(stages)})", ("training", "parallelism", "vpp"))

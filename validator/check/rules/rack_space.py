@@ -17,9 +17,7 @@ def rack_space(ctx: Context) -> Iterator[Hit]:
     Example:
         compute: {server: dgx-h100, servers_per_rack: 7}   # 7 x 8U = 56U in a 48U rack
     """
-    plan = ctx.topology.racks
-    if not plan.rack_units:
-        return
+    plan = ctx.topology.racks      # its rack_units: the rack model's, 48 when the catalog gives none
     full = max(plan.racks, key=lambda r: (r.ru_used, -r.index), default=None)
     if full is not None and full.ru_used > plan.rack_units:
         name = ctx.derived.layout.rack_name(full.index)
@@ -30,9 +28,8 @@ def rack_space(ctx: Context) -> Iterator[Hit]:
 
 def _kinds(rack: object) -> dict[str, int]:
     out: dict[str, int] = {}
-    for unit in getattr(rack, "units", []):
-        if unit.height:
-            out[unit.kind] = out.get(unit.kind, 0) + 1
+    for unit in getattr(rack, "units", []):      # every unit stands at least 1U (validator.expand.racks)
+        out[unit.kind] = out.get(unit.kind, 0) + 1
     return out
 
 

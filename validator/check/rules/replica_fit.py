@@ -6,8 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.check.shared import pools, utilization
-from validator.derive.estimate.kv import shape_of, weight_bytes_per_gpu
 
 
 def replica_fit(ctx: Context) -> Iterator[Hit]:
@@ -24,22 +22,19 @@ def replica_fit(ctx: Context) -> Iterator[Hit]:
     Example:
         inference: {model: llama3-405b, replica: {gpus: 1}}   # 811 GB of bf16 weights on one GPU
     """
-    inf = ctx.inference
-    model = ctx.resolved.model
-    hbm = ctx.resolved.gpu.memory_gb * utilization(ctx)
-    for path, rep, _ in pools(ctx):
-        shape = shape_of(rep)
-        weights = weight_bytes_per_gpu(model, inf.weight_precision, shape) / 1e9
-        need = weights + ctx.threshold("inference_reserve_gb")
-        if need > hbm:
-            yield Hit(f"{weights:.1f} GB of {inf.weight_precision} weights + {ctx.threshold('inference_reserve_gb'):g}"
-                      f" GB reserve per GPU > {hbm:.1f} GB usable HBM", (*path, "gpus"))
-        if shape.tp * shape.pp * shape.dp != rep.gpus:
+    precision = ctx.inference.weight_precision
+    for pool in ctx.derived.pools:
+        path, shape, kv = pool.path, pool.setup.shape, pool.kv
+        if kv.weights_gb + kv.reserve_gb > kv.usable_gb:
+            yield Hit(f"{kv.weights_gb:.1f} GB of {precision} weights + {kv.reserve_gb:g}"
+                      f" GB reserve per GPU > {kv.usable_gb:.1f} GB usable HBM", (*path, "gpus"))
+        stage = shape.gpus // shape.pp
+        if shape.tp * shape.pp * shape.dp != shape.gpus:
             layout = shape.tp * shape.pp * shape.dp
             yield Hit(f"TP {shape.tp} x PP {shape.pp} x DP-attention {shape.dp} = {layout} GPUs, but the replica has "
-                      f"{rep.gpus}", (*path, "gpus"))
-        elif rep.ep > rep.gpus // rep.pp or (rep.gpus // rep.pp) % rep.ep:
-            yield Hit(f"EP {rep.ep} does not divide the {rep.gpus // rep.pp} GPUs of a pipeline stage", (*path, "ep"))
+                      f"{shape.gpus}", (*path, "gpus"))
+        elif shape.ep > stage or stage % shape.ep:
+            yield Hit(f"EP {shape.ep} does not divide the {stage} GPUs of a pipeline stage", (*path, "ep"))
 
 
 RULE = Rule("INF001", "replica-fit", "Replica weights fit in HBM", "error", "inference", replica_fit, waivable=False)

@@ -1,4 +1,4 @@
-"""Stage 7: performance and memory estimates of a design (`clusterplan estimate`, the latency and memory
+"""Performance and memory estimates of a design (`clusterplan estimate`, the latency and memory
 rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
@@ -7,13 +7,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
-from validator.derive.estimate.inference import InferenceEstimate, estimate_inference
+from validator.derive.estimate.goodput import Goodput
+from validator.derive.estimate.inference import InferenceEstimate, Pool, estimate_inference, transfer_of
+from validator.derive.estimate.inference import pools as serving_pools
 from validator.derive.estimate.interval import Trust, serving_trust, training_trust
+from validator.derive.estimate.kv import KvCapacity, Shape
+from validator.derive.estimate.network import KvTransfer
+from validator.derive.estimate.training_memory import TrainingMemory
 from validator.derive.estimate.training_report import TrainingReport, training_report
 from validator.expand.topology import Topology
 
 if TYPE_CHECKING:
     from validator.derive.bom import Bom
+
+__all__ = ["ESTIMATE_VERSION", "Estimate", "Goodput", "InferenceEstimate", "KvCapacity", "KvTransfer", "Pool", "Shape",
+           "TrainingMemory", "TrainingReport", "estimate", "fabric_gbps_per_gpu", "serving_pools", "transfer_of"]
 
 ESTIMATE_VERSION = 2
 BomSource = Callable[[], "Bom"]
@@ -35,9 +43,10 @@ def estimate_training_design(topology: Topology, bom: BomSource | None = None) -
     return training_report(topology, gpu_hour_usd(topology, bom))
 
 
-def estimate_inference_design(topology: Topology, bom: BomSource | None = None) -> InferenceEstimate:
+def estimate_inference_design(topology: Topology, bom: BomSource | None = None,
+                              pools: list[Pool] | None = None) -> InferenceEstimate:
     """The serving estimate (validator/derive/estimate/inference.py), cost from gpu_hour_usd()."""
-    return estimate_inference(topology, gpu_hour_usd(topology, bom))
+    return estimate_inference(topology, gpu_hour_usd(topology, bom), pools)
 
 
 def gpu_hour_usd(topology: Topology, bom: BomSource | None = None) -> float | None:
@@ -75,13 +84,14 @@ class Estimate:
         return {"version": self.version, "name": self.name, "file": self.file, **rounded, "kind": self.kind}
 
 
-def estimate(topology: Topology, bom: BomSource | None = None) -> Estimate:
-    """`bom` gives the design's BOM for the cost per GPU-hour (Derived passes its own; else it is built)."""
+def estimate(topology: Topology, bom: BomSource | None = None, pools: list[Pool] | None = None) -> Estimate:
+    """`bom` gives the design's BOM for the cost per GPU-hour (Derived passes its own; else it is built),
+    `pools` the serving pools of an inference design (Derived passes its own; else they are computed)."""
     r = topology.resolved
     if r.design.training:
         report = estimate_training_design(topology, bom)
         return Estimate(r.design.metadata.name, r.file, training=report, trust=_training_trust(report))
-    inference = estimate_inference_design(topology, bom)
+    inference = estimate_inference_design(topology, bom, pools)
     return Estimate(r.design.metadata.name, r.file, inference=inference, trust=_serving_trust(topology, inference))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import reliability as reliability_table
 
 
 @fact
@@ -40,10 +40,11 @@ class Goodput:
     interval_minutes: float
     restart_minutes: float         # restart + checkpoint read
     lost_hours_per_interruption: float
+    checkpoint_gb: float           # one full checkpoint (weights, master weights, optimizer states)
 
 
 def reliability(name: str) -> float:
-    return float(load_data("reliability.yaml")[name]["value"])
+    return float(getattr(reliability_table(), name))
 
 
 def goodput(g: GoodputInputs) -> Goodput | None:
@@ -63,4 +64,4 @@ def goodput(g: GoodputInputs) -> Goodput | None:
     overhead = (delta / tau if tau > 0 else 0.0) + lam * (restart + (tau + delta) / 2)
     return Goodput(goodput=1 / (1 + overhead), interruptions_per_day=lam * 24, checkpoint_write_s=write_s,
                    checkpoint_blocking_s=blocking_s, interval_minutes=tau * 60, restart_minutes=restart * 60,
-                   lost_hours_per_interruption=restart + (tau + delta) / 2)
+                   lost_hours_per_interruption=restart + (tau + delta) / 2, checkpoint_gb=g.checkpoint_gb)

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.derive.estimate.engine import engine_settings, serving_constants
 from validator.derive.estimate.fleet import Slo, capacity, replicas_for
 from validator.derive.estimate.kv import KvCapacity, kv_capacity, shape_of
@@ -30,6 +29,13 @@ class Pool:
     workload: Workload
     kv: KvCapacity
     planned: int
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Key path of this pool's replica in the design."""
+        if self.role == "aggregated":
+            return ("inference", "replica")
+        return ("inference", "disaggregation", self.role, "replica")
 
 
 @dataclass
@@ -86,14 +92,12 @@ def _pool(topology: Topology, role: str, rep: Replica, planned: int, reserve: fl
 def pools(topology: Topology) -> list[Pool]:
     r = topology.resolved
     inf = r.inference
-    thresholds = load_data("thresholds.yaml")["thresholds"]
-    reserve = r.design.thresholds.get("inference_reserve_gb", float(thresholds["inference_reserve_gb"]["value"]))
+    reserve = r.threshold("inference_reserve_gb")
     d = inf.disaggregation
     if d is not None:
         return [_pool(topology, "prefill", d.prefill.replica, d.prefill.replicas, reserve),
                 _pool(topology, "decode", d.decode.replica, d.decode.replicas, reserve)]
-    planned = inf.replicas or (inf.autoscaling.max if inf.autoscaling else 1)
-    return [_pool(topology, "aggregated", inf.replica, planned, reserve)]
+    return [_pool(topology, "aggregated", inf.replica, inf.planned_replicas, reserve)]
 
 
 def slo_of(topology: Topology) -> Slo:
@@ -173,10 +177,12 @@ def _size_disaggregated(pre: Pool, dec: Pool, load: float | None, slo: Slo, tran
     return Sizing(both, needed_d, needed_p, cap)
 
 
-def estimate_inference(topology: Topology, gpu_hour_usd: float | None) -> InferenceEstimate:
+def estimate_inference(topology: Topology, gpu_hour_usd: float | None,
+                       serving_pools: list[Pool] | None = None) -> InferenceEstimate:
+    """`serving_pools`: the design's pools when already computed (Derived.pools), else computed here."""
     r = topology.resolved
     inf = r.inference
-    ps = pools(topology)
+    ps = serving_pools if serving_pools is not None else pools(topology)
     main = ps[-1]                          # the pool that decodes and holds the requests
     s, w = main.setup, main.workload
     load, slo = target_qps(topology), slo_of(topology)

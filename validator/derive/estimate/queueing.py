@@ -172,6 +172,8 @@ def _slot_wait(cap: float, lam_r: float, service: float) -> tuple[float, float]:
         return math.inf, math.inf
     pw = erlang_c(c, a)
     rate = c / service - lam_r
+    if rate <= 0:       # a service time so long that c / service rounds to the arrival rate: no steady state
+        return math.inf, math.inf
     return _tail(pw / rate, pw, 0.5), _tail(pw / rate, pw, 0.99)
 
 

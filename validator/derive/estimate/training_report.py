@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.derive.estimate.goodput import Goodput, GoodputInputs, goodput, reliability
 from validator.derive.estimate.hardware import gbps_per_gpu
 from validator.derive.estimate.setup import FabricPath, FabricTier, Sharding, TrainingSetup
@@ -82,9 +81,7 @@ def checkpoint_target_s(topology: Topology) -> float:
     ck = topology.resolved.training.checkpoint
     if ck is not None:
         return ck.write_target_s
-    name = "checkpoint_write_target_s"
-    default = float(load_data("thresholds.yaml")["thresholds"][name]["value"])
-    return float(topology.resolved.design.thresholds.get(name, default))
+    return topology.resolved.threshold("checkpoint_write_target_s")
 
 
 def storage_assumption(topology: Topology) -> str | None:
@@ -172,8 +169,7 @@ class TrainingReport:
 def training_report(topology: Topology, gpu_hour_usd: float | None) -> TrainingReport:
     r = topology.resolved
     setup = training_setup(topology)
-    reserve = float(load_data("thresholds.yaml")["thresholds"]["memory_reserve_gb"]["value"])
-    memory = training_memory(r.model, r.training, r.design.thresholds.get("memory_reserve_gb", reserve))
+    memory = training_memory(r.model, r.training, r.threshold("memory_reserve_gb"))
     return TrainingReport(setup=setup, estimate=estimate_training(setup), memory=memory, hbm_gb=r.gpu.memory_gb,
                           goodput=goodput(goodput_inputs(topology, setup.gpus)), gpu_hour_usd=gpu_hour_usd,
                           storage_assumed=storage_assumption(topology))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import value
 from validator.derive import Derived
 from validator.derive.failures.classes import (
     ComponentClass,
@@ -213,7 +213,7 @@ def _pdu(topology: Topology, derived: Derived) -> ClassResult | None:
     if not items:
         return None
     pdu = topology.resolved.catalog.facility(items[0].part)
-    feeds = int(load_data("defaults.yaml")["bom"]["pdu_feeds"]["value"])
+    feeds = int(value("defaults.yaml", "pdu_feeds", "bom"))
     per_feed = pdus_per_feed(derived.bom.power["gpu_rack_kw"], pdu.capacity_kw or 1.0)
     rack_gpus = topology.resolved.design.compute.servers_per_rack * topology.resolved.server.gpus
     r = ClassResult("PDU", "pdu", None, items[0].qty - items[0].spares, f"{pdu.id} (GPU rack, feed A)", 1,

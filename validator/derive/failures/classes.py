@@ -1,4 +1,4 @@
-"""The classes of component a design has, each with the failure of every member (stage 4, derive).
+"""The classes of component a design has, each with the failure of every member (the derive stage).
 
 Members come from the expanded topology and the rack plan: switches by tier, links by bundle, servers,
 NVLink domains, racks (every device standing in them), CDUs (the GPU racks each cools), rear doors and

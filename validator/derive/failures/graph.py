@@ -1,4 +1,4 @@
-"""Who is cabled to whom on one fabric, indexed for failure analysis (stage 4, derive).
+"""Who is cabled to whom on one fabric, indexed for failure analysis (the derive stage).
 
 Built in one pass over the fabric's link plan (`validator.derive.links.link_tuples`), so it holds what the
 BOM, the cabling plan and the configurations hold: server links by leaf, appliance and management-port

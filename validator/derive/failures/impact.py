@@ -1,5 +1,5 @@
 """What a set of failed parts takes away from one fabric: links and bandwidth per tier, servers cut off or
-slowed, GPUs whose own NIC lost every link, appliances and management ports cut off (stage 4, derive).
+slowed, GPUs whose own NIC lost every link, appliances and management ports cut off (the derive stage).
 
 A link is lost when either end is down (a failed switch, server or appliance) or the link itself failed.
 A live server is *cut off* when none of its links reaches a live leaf that still reaches the rest of the

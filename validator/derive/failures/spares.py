@@ -5,20 +5,15 @@ at most 1 - confidence, Poisson arrivals, never below the per-model minimum."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import spares_policy
 
 
 @fact
 class Spares:
     count: int | None          # None: spared by other lines (links: the BOM's optics and cables)
     basis: str
-
-
-def _data() -> dict[str, Any]:
-    return dict(load_data("spares.yaml"))
 
 
 def poisson_stock(mean: float, confidence: float) -> int:
@@ -35,13 +30,13 @@ def poisson_stock(mean: float, confidence: float) -> int:
 
 
 def _policy() -> tuple[float, float, int]:
-    d = _data()
-    return float(d["lead_time_days"]["value"]), float(d["confidence"]["value"]), int(d["minimum"]["value"])
+    p = spares_policy()
+    return p.lead_time_days, p.confidence, p.minimum
 
 
 def server_spares(servers: int, gpus_per_server: int) -> Spares:
     lead, conf, _ = _policy()
-    rate = float(_data()["rates"]["gpu_per_year"]["value"])
+    rate = spares_policy().gpu_per_year
     mean = servers * gpus_per_server * rate * lead / 365
     k = poisson_stock(mean, conf)
     return Spares(k, f"{servers:,} servers x {gpus_per_server} GPUs x {rate:g} GPU failures per GPU-year (Llama 3 "
@@ -51,7 +46,7 @@ def server_spares(servers: int, gpus_per_server: int) -> Spares:
 def switch_spares(count: int, fabric_switches: int, gpus: int) -> Spares:
     """A tier's share of the fabric's switch-or-cable failures (Llama 3 rate per GPU, an upper bound)."""
     lead, conf, minimum = _policy()
-    rate = float(_data()["rates"]["network_per_gpu_year"]["value"])
+    rate = spares_policy().network_per_gpu_year
     share = count / fabric_switches if fabric_switches else 0.0
     mean = gpus * rate * lead / 365 * share
     k = max(minimum, poisson_stock(mean, conf))
@@ -67,4 +62,4 @@ def minimum_spares(what: str) -> Spares:
 
 
 def link_spares() -> Spares:
-    return Spares(None, str(_data()["links"]["source"]))
+    return Spares(None, spares_policy().links_source)

@@ -1,5 +1,5 @@
 """Single points of failure: one part whose failure takes a whole network, every GPU or all the storage
-away, with the design key to change and how (stage 4, derive). Reported by `clusterplan failures` and
+away, with the design key to change and how (the derive stage). Reported by `clusterplan failures` and
 the HTML report; they are not validation rules, so a design's `validate` verdict does not change."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a failure does to the design's workload (stage 4, derive).
+"""What a failure does to the design's workload (the derive stage).
 
 Training is one synchronous job of tp x pp x cp x dp GPUs placed from GPU 0: a server of the job that is
 down, cut off from the compute or storage fabric, or has a NIC with every link lost interrupts the job (the
@@ -95,7 +95,7 @@ def inference_pools(topology: Topology, est: InferenceEstimate | None) -> list[t
     if d is not None:
         return [("prefill", d.prefill.replica.gpus, d.prefill.replicas, est.prefill_replicas_needed if est else None),
                 ("decode", d.decode.replica.gpus, d.decode.replicas, est.replicas_needed if est else None)]
-    planned = est.replicas_planned if est else (inf.replicas or (inf.autoscaling.max if inf.autoscaling else 1))
+    planned = est.replicas_planned if est else inf.planned_replicas
     return [("fleet", inf.replica.gpus, planned, est.replicas_needed if est else None)]
 
 

@@ -1,4 +1,4 @@
-"""Stage 9: switch configuration skeletons, the BOM and the cabling plan, written to a directory.
+"""Switch configuration skeletons, the BOM and the cabling plan, written to a directory.
 
 Templates live in templates/ (shipped in the package); a design repository may supply its own with
 `templates:` in the design, which then render in Jinja's sandbox. Every template runs with
@@ -16,7 +16,8 @@ from typing import Any
 from validator.base.errors import DesignError
 from validator.base.facts import fact
 from validator.base.paths import OutsideRepository, confine, repository_root
-from validator.base.resources import load_data, resource_dir
+from validator.base.resources import resource_dir
+from validator.base.tables import values
 from validator.check.result import Analysis
 from validator.derive.cabling import Plan
 from validator.derive.switch_os import port_cable_lengths
@@ -142,7 +143,7 @@ def _device_files(env: _Templates, d: DeviceConfig, notes: Notes) -> Iterator[Re
 def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Rendered]:
     """The out-of-band switches (emit/render/oob.py): Cumulus Linux NVUE; any other OS is listed in
     NOTES.md as not rendered, never skipped silently."""
-    release = load_data("switch_os.yaml")["nvue_release"]["value"]
+    release = values("switch_os.yaml")["nvue_release"]
     for o in oob_configs(topology):
         if o.os == "cumulus":
             notes.oob += 1
@@ -156,7 +157,7 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
     """Every switch configuration and subnet-manager file of the design, in a stable order, then
     configs/NOTES.md: what the network team must still fill in."""
     env = _Templates(user_templates)
-    opensm = {k: v["value"] for k, v in load_data("opensm.yaml").items()}
+    opensm = values("opensm.yaml")
     notes = Notes()
     plan = None
     peers = mgmt_peers(topology)

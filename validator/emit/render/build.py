@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.derive.links import iter_links
 from validator.derive.port_names import cable_id, cached_tier_ports, interface_namer
 from validator.derive.switch_os import WatchdogTimers, watchdog_timers
@@ -36,9 +36,8 @@ ROUTED_FABRICS = ("compute", "storage", "inband")
 _Ends = tuple[int, str, str, str, int | None, str]   # port, this ip, peer ip, peer, peer asn, cable id
 
 
-@cache
 def _values(name: str) -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data(name).items()}
+    return values(name)
 
 
 def _dotted(n: int) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import sourced, values
 from validator.derive.links import iter_links
 from validator.expand.topology import Topology
 
@@ -31,11 +31,11 @@ class IbFabricFact:
 
 
 def _values() -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data("opensm.yaml").items()}
+    return values("opensm.yaml")
 
 
 def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
-    data = load_data("opensm.yaml")
+    data = sourced("opensm.yaml")
     for name, fab in topology.fabrics.items():
         if fab.type != "infiniband":
             continue
@@ -45,15 +45,15 @@ def ib_facts(topology: Topology) -> Iterator[IbFabricFact]:
             shape = "rail-optimized leaves under a common spine layer" if spec.topology == "rail-optimized" \
                 else "leaves under a common spine layer"
             reason = (f"{len(fab.tiers)}-tier fat tree ({shape}): the fat-tree engine, up/down if it cannot "
-                      f"rank the tree ({engine['source']})")
+                      f"rank the tree ({engine.source})")
         else:
             engine = data["routing_engine_single_tier"]
-            reason = f"one switch layer ({spec.topology}): {engine['source']}"
+            reason = f"one switch layer ({spec.topology}): {engine.source}"
         adaptive = data["routing_engine_adaptive"] if spec.adaptive_routing else None
         yield IbFabricFact(name, fab.switches, [{"role": t.role, "switch": t.switch.id, "count": fab.count(t.role)}
-                                                for t in fab.tiers], engine["value"], reason, topology.servers,
-                           f"{INSTALL_DIR}/{PARTITIONS_FILE}", adaptive["value"] if adaptive else None,
-                           f"adaptive routing, chosen in the design ({adaptive['source']})" if adaptive else "")
+                                                for t in fab.tiers], engine.value, reason, topology.servers,
+                           f"{INSTALL_DIR}/{PARTITIONS_FILE}", adaptive.value if adaptive else None,
+                           f"adaptive routing, chosen in the design ({adaptive.source})" if adaptive else "")
 
 
 def ibdm_topology(topology: Topology, fabric: str) -> Iterator[str]:

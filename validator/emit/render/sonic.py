@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import value
 from validator.derive.switch_os import lossless_headroom
 from validator.emit.escape import to_json
 from validator.emit.render.device import Buffers, DeviceConfig, Qos
@@ -84,8 +84,7 @@ def _lossless(d: DeviceConfig, qos: Qos, names: list[str]) -> dict[str, Any]:
             "ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": str(qos.ecn.min_bytes),
             "green_max_threshold": str(qos.ecn.max_bytes), "green_drop_probability": str(qos.ecn.probability_pct)}}
     if qos.watchdog is not None:
-        poll = d.timers.get("poll_ms") if d.timers is not None else load_data("sonic_qos.yaml")[
-            "pfc_watchdog_poll_ms"]["value"]
+        poll = d.timers.get("poll_ms") if d.timers is not None else value("sonic_qos.yaml", "pfc_watchdog_poll_ms")
         wd = qos.watchdog
         out["PFC_WD"] = {**{n: {"action": wd.action, "detection_time": str(wd.detection_ms),
                                 "restoration_time": str(wd.restoration_ms)} for n in names},
