@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate.hardware import gbps_per_gpu
+from validator.derive.estimate import gbps_per_gpu
 
 
 def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:

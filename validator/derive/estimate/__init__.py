@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
 from validator.derive.estimate.goodput import Goodput
+from validator.derive.estimate.hardware import gbps_per_gpu
 from validator.derive.estimate.inference import InferenceEstimate, Pool, estimate_inference, transfer_of
 from validator.derive.estimate.inference import pools as serving_pools
 from validator.derive.estimate.interval import Trust, serving_trust, training_trust
@@ -20,8 +21,23 @@ from validator.expand.topology import Topology
 if TYPE_CHECKING:
     from validator.derive.bom import Bom
 
-__all__ = ["ESTIMATE_VERSION", "Estimate", "Goodput", "InferenceEstimate", "KvCapacity", "KvTransfer", "Pool", "Shape",
-           "TrainingMemory", "TrainingReport", "estimate", "fabric_gbps_per_gpu", "serving_pools", "transfer_of"]
+__all__ = [
+    "ESTIMATE_VERSION",
+    "Estimate",
+    "Goodput",
+    "InferenceEstimate",
+    "KvCapacity",
+    "KvTransfer",
+    "Pool",
+    "Shape",
+    "TrainingMemory",
+    "TrainingReport",
+    "estimate",
+   
+    "gbps_per_gpu",
+    "serving_pools",
+    "transfer_of",
+]
 
 ESTIMATE_VERSION = 2
 BomSource = Callable[[], "Bom"]
