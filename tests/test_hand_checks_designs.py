@@ -107,8 +107,6 @@ def test_b300_dual_plane_structure_and_power():
     assert d["it_power_kw"]["switches"] == pytest.approx((48 * 940 + 4 * 98 + 466) / 1000)  # 45.978 kW
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25/26: the training estimator multiplies the 16 links counted at the "
-                   "fabric's 400G by the NIC's native 800G (1,600 Gb/s); fixed on branch i32 (estimator)")
 def test_b300_dual_plane_bandwidth_per_gpu_is_800():
     # 16 links x 400 Gb/s (two planes) / 8 GPUs = 800 Gb/s per GPU, as TRN006 and the serving model count it
     est = _json("estimate", "b300-spectrum-x-dual-plane")
@@ -171,8 +169,6 @@ def test_roce_h100_2tier_structure_and_power():
     assert est["assumptions"]["fabric_gbps_per_gpu"] == 8 * 400 / 8
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25/26: a partly filled storage leaf is built with every uplink "
-                   "(5 leaves x 128 = 640 for 576 used downlinks); fixed on branch i25-sizing")
 def test_roce_h100_2tier_storage_uplinks_equal_used_downlinks():
     d = _json("describe", "roce-h100-2tier")
     # 256 servers x 2 storage links + 32 storage nodes x 2 ports = 576 links down at 1:1 -> 576 up
@@ -230,8 +226,6 @@ def test_deepseek_v3_pd_h100():
     assert est["kv_bytes_per_token"] == 61 * (512 + 64) * 2 == 70272
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25/26: a partial scalable unit is built with every leaf uplink "
-                   "(8 leaves x 64 = 512 for 104 used downlinks, and 4 spines); fixed on branch i25-sizing")
 def test_deepseek_v3_pd_h100_uplinks_equal_used_downlinks():
     d = _json("describe", "inference-deepseek-v3-pd-h100")
     # 13 servers on one rail-optimized SU: one leaf per rail with 13 downlinks; at 1:1, 13 uplinks each

@@ -20,6 +20,9 @@ RULE_FILES = sorted([*(VALIDATOR / "check" / "rules").glob("*.py"), VALIDATOR / 
                      VALIDATOR / "check" / "context.py"])
 # helpers of the derive stage that name things rather than compute a figure
 NAMING = {"device_namer"}
+# the switch-OS plug-in's capability lookups (derive/switch_os.py, one home): what an OS can express, asked
+# by the rule that refuses what it cannot and by the config that renders it
+CAPABILITY = {"watchdog_timers", "lossless_headroom"}
 EMIT_FILES = sorted((VALIDATOR / "emit").rglob("*.py"))
 
 
@@ -38,7 +41,7 @@ def _calls_to(tree: ast.AST, names: dict[str, str]) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names \
-                and node.func.id not in NAMING:
+                and node.func.id not in NAMING | CAPABILITY:
             found.append(f"{node.func.id}() from {names[node.func.id]} at line {node.lineno}")
     return found
 
@@ -126,6 +129,8 @@ UNTYPED = {
     "validator/derive/estimate/offload.py": "efficiency.yaml",
     "validator/derive/estimate/queueing.py": "serving.yaml",
     "validator/emit/render/platforms.py": "sonic_platforms.yaml, sonic_buffers.yaml",
+    "validator/derive/switch_os.py": "sonic_buffers.yaml (the switch-OS plug-in's buffer data, as platforms.py)",
+    "validator/derive/estimate/interval.py": "intervals.yaml (written by benchmarks/intervals.py)",
 }
 
 

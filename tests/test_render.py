@@ -54,7 +54,7 @@ def test_sonic_lossless_tables_present():
     assert config["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "separated"   # BGP from CONFIG_DB
     assert config["BREAKOUT_CFG"]["Ethernet0"]["brkout_mode"] == "2x400G"     # an 800G OSFP cage at 400G
     assert config["WRED_PROFILE"]["ROCE_LOSSLESS"]["ecn"] == "ecn_all"
-    assert config["PORT"]["Ethernet0"]["description"] == "node00001:1 cable compute-000001"
+    assert config["PORT"]["Ethernet0"]["description"] == "node00001:1 cable compute:node00001:1"
     assert config["PORT"]["Ethernet0"]["speed"] == "400000" and config["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3"
     assert config["DEVICE_METADATA"]["localhost"]["bgp_asn"] == "4200001000"
     peers = {n["asn"] for n in config["BGP_NEIGHBOR"].values()}

@@ -50,8 +50,9 @@ def test_every_pfc_port_of_the_roce_example_has_a_lossless_buffer_profile():
     # compute: 256 DGX x 8 links at 400G = 2,048 leaf downlinks; a 1:1 Tomahawk 5 leaf has 64 down and 64 up
     # 400G ports, so 2,048 uplinks, counted at the leaf and at the spine: 2,048 + 2 x 2,048 = 6,144 ports.
     # storage: 256 DGX x 2 + 32 storage nodes x 2 = 576 links at 200G; 128 down ports per leaf -> 5 leaves,
-    # 5 x 128 = 640 uplinks at both ends: 576 + 2 x 640 = 1,856 ports. (The in-band fabric runs Cumulus, lossy.)
-    assert counted == {"compute": [6144, 6144], "storage": [1856, 1856]}
+    # 4 full (128 down) and the fifth with 576 - 4 x 128 = 64; uplinks follow the used downlinks (issue 25):
+    # 4 x 128 + 64 = 576 uplinks at both ends: 576 + 2 x 576 = 1,728 ports. (The in-band fabric runs Cumulus.)
+    assert counted == {"compute": [6144, 6144], "storage": [1728, 1728]}
 
 
 def test_every_pfc_port_of_the_spectrum_x_example_has_a_cable_length_pfc_profile():

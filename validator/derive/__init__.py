@@ -41,6 +41,13 @@ class Derived:
         return self.cabling.tally.summaries
 
     @cached_property
+    def gbps_per_gpu(self) -> float:
+        """Compute-fabric bandwidth per GPU, Gb/s: the one definition (derive/estimate/hardware.py)."""
+        from validator.derive.estimate.hardware import gbps_per_gpu
+
+        return gbps_per_gpu(self.topology.resolved)
+
+    @cached_property
     def layout(self) -> Layout:
         from validator.derive.placement import Layout
 

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.expand.plane import TierSize
 from validator.expand.topology import SWITCH_ROLES, Topology
 
@@ -62,7 +62,7 @@ class PortName:
 
 @cache
 def _values(name: str) -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data(name).items() if isinstance(v, dict) and "value" in v}
+    return values(name)
 
 
 def _eos_speed(speed: float, lanes: int) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
 from validator.base.resources import load_data
+from validator.base.tables import values
 
 if TYPE_CHECKING:
     from validator.derive.cabling import Plan
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 @cache
 def _values(name: str) -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data(name).items() if isinstance(v, dict) and "value" in v}
+    return values(name)
 
 
 @fact

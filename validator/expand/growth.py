@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from validator.base.resources import load_data
+from validator.base.tables import thresholds as threshold_table
 from validator.expand.plane import smallest_divisor
 from validator.expand.ports import uplinks_for
 from validator.read.model import Fabric
@@ -42,7 +42,7 @@ def spine_floor(thresholds: Mapping[str, float], fabric: str, kind: str) -> int:
         return 0
     if "min_spines" in thresholds:
         return int(thresholds["min_spines"])
-    return int(load_data("thresholds.yaml")["thresholds"]["min_spines"]["value"])
+    return int(threshold_table()["min_spines"].value)
 
 
 def uplinks_in_use(used: int, most: int, speeds: tuple[float, float], taper: float, leaves: int,

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
-from validator.derive.estimate import gbps_per_gpu
 
 
 def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
@@ -25,7 +24,7 @@ def bandwidth_per_gpu(ctx: Context) -> Iterator[Hit]:
     p = ctx.training.parallelism
     if fab is None and p.tp * p.pp * p.dp * p.cp <= gpus:
         return      # a single-node job and no compute fabric: no GPU traffic leaves the server (NET009)
-    per_gpu = gbps_per_gpu(ctx.resolved)
+    per_gpu = ctx.derived.gbps_per_gpu
     path = ("compute", "server")
     if per_gpu < ctx.threshold("training_bw_per_gpu_error_gbps"):
         yield Hit(f"{per_gpu:g} Gb/s of compute fabric per GPU; training needs at least "

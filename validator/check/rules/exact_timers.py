@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.check.base import Hit, Rule
 from validator.check.context import Context
 from validator.derive.switch_os import watchdog_timers
@@ -25,7 +25,7 @@ def exact_timers(ctx: Context) -> Iterator[Hit]:
     Example:
         fabrics: {compute: {lossless: {switch: {pfc_watchdog: {detection_ms: 50}}}}}
     """
-    defaults = load_data("sonic_qos.yaml")
+    defaults = values("sonic_qos.yaml")
     for name, spec in ctx.design.fabrics:
         if spec is None or spec.lossless is None or spec.type == "infiniband":
             continue
@@ -33,8 +33,8 @@ def exact_timers(ctx: Context) -> Iterator[Hit]:
         fab = ctx.topology.fabrics.get(name)
         if wd is None or not wd.enabled or fab is None:
             continue
-        detection = int(wd.detection_ms or defaults["pfcwd_detection_ms"]["value"])
-        restoration = int(wd.restoration_ms or defaults["pfcwd_restoration_ms"]["value"])
+        detection = int(wd.detection_ms or defaults["pfcwd_detection_ms"])
+        restoration = int(wd.restoration_ms or defaults["pfcwd_restoration_ms"])
         base = ("fabrics", name, "lossless", "switch", "pfc_watchdog")
         for os in sorted({t.switch.os for t in fab.tiers} - {"opensm"}):
             timers = watchdog_timers(os, detection, restoration, wd.restoration_ms is not None)

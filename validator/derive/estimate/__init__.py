@@ -33,7 +33,7 @@ __all__ = [
     "TrainingMemory",
     "TrainingReport",
     "estimate",
-   
+
     "gbps_per_gpu",
     "serving_pools",
     "transfer_of",

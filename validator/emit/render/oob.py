@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.base.resources import load_data
+from validator.base.tables import values
 from validator.derive.links import iter_links
 from validator.derive.port_names import cable_id, interface_namer, mgmt_interface
 from validator.expand.topology import Topology
@@ -59,7 +59,7 @@ class OobSwitch:
 
 
 def _addressing() -> dict[str, Any]:
-    return {k: v["value"] for k, v in load_data("addressing.yaml").items()}
+    return values("addressing.yaml")
 
 
 def oob_vlans() -> list[OobVlan]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import value
 from validator.emit.render.device import DeviceConfig
 
 RenderFn = Callable[..., str]                 # _Templates.render(template name, **context) -> text
@@ -50,7 +50,7 @@ def _eos(render: RenderFn, d: DeviceConfig, template: str, base: str) -> Iterato
 def nvue_context(d: DeviceConfig) -> dict[str, Any]:
     """NVUE facts: the release and the PFC watchdog as polling-interval x robustness (exactly the
     design's detection time, derive/switch_os.py)."""
-    release = load_data("switch_os.yaml")["nvue_release"]["value"]
+    release = value("switch_os.yaml", "nvue_release")
     timers = d.timers
     return {"d": d, "n": {"release": release,
                           "pfcwd_poll_ms": timers.get("polling-interval") if timers else None,
