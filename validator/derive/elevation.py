@@ -244,9 +244,7 @@ class _Viewer:
     def cooling(self, rack: Rack) -> CoolingView:
         site = self.r.design.site.rack
         if rack.kind != "gpu":
-            liquid = any(u.kind == "switch" and (tier := self.t.fabrics[u.fabric].tier(u.role)) is not None
-                         and tier.switch.cooling == "liquid" for u in rack.units)
-            return CoolingView("liquid" if liquid else "air", None, None, None, None)
+            return CoolingView(cast(CoolingKind, rack.cooling(self.t.fabrics, "air")), None, None, None, None)
         door = site.rear_door if site.cooling == "rear-door" else None
         cdu = site.cdu if site.cooling == "liquid" else None
         number = self.gpu_ordinal[rack.index] // self.per_cdu + 1 if cdu else None
