@@ -4,17 +4,19 @@ near its switch, network racks within their air limit. Expected figures are hand
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from tests.builders import training
-from tests.helpers import FIXTURES
+from tests.helpers import DESIGNS, FIXTURES
 from validator.derive.links import iter_links
 from validator.derive.placement import Layout
 from validator.expand.racks import floor_spots
 from validator.expand.topology import Topology, build_topology
-from validator.pipeline import load_topology
+from validator.pipeline import analyze, load_topology
+from validator.read.config import RunConfig
 from validator.read.design_file import parse_design
 from validator.resolve.catalog import Catalog, builtin_catalog
 from validator.resolve.resolved import resolve
@@ -120,3 +122,14 @@ def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> N
     # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 373
     assert oob.buildable and len(oob.zones) == 64
     assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 373 == len(topology.racks.racks) - 64
+
+
+def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Path) -> None:
+    # halls of one row of 4 racks, 3 km apart: a leaf-spine run between halls is 3 km and more, beyond
+    # every catalog medium (FR4: 2 km)
+    text = (DESIGNS / "roce-h100-2tier.yaml").read_text().replace(
+        "layout: {racks_per_row: 12}", "layout: {racks_per_row: 4, rows_per_hall: 1, hall_spacing_m: 3000}")
+    (tmp_path / "far.yaml").write_text(text)
+    found = [f for f in analyze(tmp_path / "far.yaml", "far.yaml", RunConfig()).findings if f.rule == "NET005"]
+    assert found and all("no catalog media reaches" in f.message for f in found)
+    assert all("between halls" in f.hint and "site.layout.rows_per_hall" in f.hint for f in found)
