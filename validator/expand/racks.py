@@ -5,7 +5,8 @@ positions, and cable lengths. What goes where follows each tier's placement (`pl
 design, defaults in `validator.expand.sizing.placement`):
 
 - GPU racks hold `servers_per_rack` servers (bottom up), the server's rack system (NVLink switch
-  trays, power shelves), then any top-of-rack switches (`rack`), then the out-of-band leaf on top.
+  trays, power shelves), an in-rack CDU (a CDU with rack units in the catalog, in the first rack of
+  each `racks_per_cdu`), then any top-of-rack switches (`rack`), then the out-of-band leaf on top.
 - Each compute group (a scalable unit of a rail-optimized compute fabric, else a row of GPU racks)
   has its network racks in the middle of its GPU racks (`row`): they hold the row-placed leaves that
   serve the group's servers, and (three tiers) the spines of its pods.
@@ -171,7 +172,18 @@ class _Builder:
             if system and system.extra_rack_units:
                 rack.add(system.extra_rack_units, "rack-system", "", "rack-system", g, None if
                          server.max_power_w is None else 0.0)
+            cdu_units, per_cdu = self._in_rack_cdu()
+            if cdu_units and g % per_cdu == 0:      # an in-rack CDU stands in the first rack it serves
+                rack.add(cdu_units, "cdu", "", "cdu", g // per_cdu, None)
             self.gpu.append(rack)
+
+    def _in_rack_cdu(self) -> tuple[int, int]:
+        """(rack units, GPU racks served) of the site's CDU when it stands in a rack; (0, 1) otherwise."""
+        site = self.r.design.site.rack
+        if site.cooling != "liquid" or not site.cdu:
+            return 0, 1
+        cdu = self.r.catalog.find("facility", site.cdu)
+        return (cdu.rack_units or 0) if cdu is not None else 0, site.racks_per_cdu or 1
 
     def _net_rack(self, racks: list[Rack], group: int | None, height: int, watts: float | None,
                   liquid: bool = False) -> Rack:
