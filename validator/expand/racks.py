@@ -142,6 +142,7 @@ class _Builder:
                                     ["air_cooling_max_kw"]["value"])
         self.air_w = min(self.budget_w, float(air) * 1000)   # an air-cooled network rack's power (FAC002)
         self.oob_w = 0.0        # kept free in each network rack for the out-of-band leaf placed in it
+        self._cursor: dict[tuple[int, int, float | None, float], int] = {}   # first fit resumes here
         self.reserve = int(resolved.layout["network_rack_reserved_ru"])
         self.group_racks = self._group_racks()
         self.groups = max(1, math.ceil(self.gpu_racks / self.group_racks))
@@ -187,11 +188,18 @@ class _Builder:
 
     def _net_rack(self, racks: list[Rack], group: int | None, height: int, watts: float | None,
                   liquid: bool = False) -> Rack:
+        """The first rack of `racks` with room for the device, else a new one (first fit). A rack that once
+        had no room for a device of some height and power never has again (racks only fill), so each
+        kind of device resumes where the last one stopped: linear in the devices and racks."""
         room = self.rack_ru - self.reserve
         budget = (self.budget_w if liquid else self.air_w) - self.oob_w
-        for rack in racks:
-            if rack.fits(height, watts, room, budget):
-                return rack
+        key = (id(racks), height, watts, budget)
+        i = self._cursor.get(key, 0)
+        while i < len(racks) and not racks[i].fits(height, watts, room, budget):
+            i += 1
+        self._cursor[key] = i
+        if i < len(racks):
+            return racks[i]
         rack = Rack(-1, "network", group)
         racks.append(rack)
         return rack
