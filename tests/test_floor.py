@@ -133,3 +133,18 @@ def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Pat
     found = [f for f in analyze(tmp_path / "far.yaml", "far.yaml", RunConfig()).findings if f.rule == "NET005"]
     assert found and all("no catalog media reaches" in f.message for f in found)
     assert all("between halls" in f.hint and "site.layout.rows_per_hall" in f.hint for f in found)
+
+
+def test_an_out_of_band_tree_too_small_keeps_its_leaves_named_one_by_one() -> None:
+    # 4,000 DGX H100 in 1,000 racks: 168 out-of-band leaves cannot reach one declared SN4600C spine (64
+    # ports): NET001, and the leaves the floor placed are still counted and named one by one (they were
+    # all `oob-leaf0001`, counted once)
+    oob = {**OOB, "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c", "count": 1}}}
+    fabric = {"type": "infiniband", "speed_gbps": 400, "topology": "rail-optimized",
+              "tiers": {"leaf": {"switch": "qm9700"}, "spine": {"switch": "qm9700"}}}
+    topology = topology_with(training({"server": "dgx-h100", "count": 4000, "servers_per_rack": 4}, fabric,
+                                      fabrics={"oob": oob}), {})
+    fab = topology.fabrics["oob"]
+    placed = len(topology.racks.switches[("oob", "leaf")])
+    assert not fab.buildable and placed > 64
+    assert fab.count("leaf") == placed == len(set(fab.names("leaf")))

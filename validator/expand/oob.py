@@ -118,8 +118,8 @@ def place_oob(b: _Builder, sizer: OobSizer) -> tuple[list[OobUnit], Places, Fabr
     zones: dict[int, list[OobUnit]] = {}
     for unit in units:
         zones.setdefault(unit.zone, []).append(unit)
-    sized = [(z, sizer.size(sum(blk[2] for u in us for blk in u.endpoints), sum(u.leaves for u in us)))
-             for z, us in sorted(zones.items())] or [(0, sizer.size(0, 0))]
+    sized = [(z, _leaves_as_placed(sizer.size(sum(blk[2] for u in us for blk in u.endpoints), n), n))
+             for z, us in sorted(zones.items()) for n in [sum(u.leaves for u in us)]] or [(0, sizer.size(0, 0))]
     oob = sized[0][1] if len(sized) == 1 else _combined([f for _, f in sized])
     places: Places = {("oob", "leaf"): _leaves(b, sizer, units, oob)}
     _upper(b, zoning, sized, oob, places)
@@ -180,6 +180,16 @@ def _spine_group(oob: FabricTopology, index: int, leaves: list[tuple[Rack, Unit]
     first = pod * plane.leaves_per_pod
     last = min(len(leaves), first + plane.leaves_per_pod) - 1
     return leaves[min(len(leaves) - 1, (first + max(first, last)) // 2)][0].group
+
+
+def _leaves_as_placed(fab: FabricTopology, leaves: int) -> FabricTopology:
+    """An unbuildable tree (its problem is reported) still has the leaves the floor placed: counted and
+    named one by one, not as the sizing's placeholder of one."""
+    leaf = fab.plane.tiers[0]
+    if leaf.count == leaves:
+        return fab
+    plane = replace(fab.plane, tiers=(replace(leaf, count=leaves), *fab.plane.tiers[1:]))
+    return replace(fab, size=replace(fab.size, plane=plane))
 
 
 def _combined(zones: list[FabricTopology]) -> FabricTopology:
