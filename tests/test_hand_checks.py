@@ -63,15 +63,19 @@ def test_describe_it_power_is_servers_and_switches():
 
 # built-in street prices (validator/resolve/catalog/data/prices/street.yaml), USD
 STREET = {"dgx-h100": 270_000, "sonic-th5-64x800": 45_000, "sn2201": 4_200, "mma4z00-ns": 879,
-          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 15 m": 87, "mcp4y10": 236, "cat6-rj45 10 m": 15.5,
+          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 5 m": 61, "mcp4y10": 236, "cat6-rj45 10 m": 15.5,
           "cat6-rj45 5 m": 12.25, "rack-48u": 3_500, "pdu-3ph-415v-60a": 2_101, "rdhx-active-75": 17_600}
 
 
 def test_bom_capex_with_and_without_price_overrides(tmp_path):
     totals = _json("bom", "designs/inference-disaggregated-h100.yaml")["totals"]
     p = STREET
-    # 2 % spares per line, rounded up: 96 modules -> 98 per tier; 96 fibers or DACs -> 97; 22 + 1, 10 + 1 copper
-    cables = 97 * p["fiber-mpo12-mmf 10 m"] + 97 * p["fiber-mpo12-mmf 15 m"] + 97 * p["mcp4y10"] \
+    # one row: the spines' rack R01-01, then the 6 GPU racks (top-of-rack leaves, 32 uplinks each) around
+    # their group's network rack at R01-05 (positions 2-4 and 6-8); a run is |dx| x 0.6 m + 4 m (rises and
+    # slack): 4.6 m from position 2 (5 m class: 32 fibers), 5.2-8.2 m from the others (10 m: 160 fibers)
+    # 2 % spares per module line, rounded up: 96 modules -> 98 per tier; 1 % per cable line: 160 fibers ->
+    # 162, 32 -> 33, 96 DACs -> 97; 22 + 1, 10 + 1 copper
+    cables = 162 * p["fiber-mpo12-mmf 10 m"] + 33 * p["fiber-mpo12-mmf 5 m"] + 97 * p["mcp4y10"] \
         + 23 * p["cat6-rj45 10 m"] + 11 * p["cat6-rj45 5 m"]
     by_category = {"server": 24 * p["dgx-h100"], "switch": 8 * p["sonic-th5-64x800"] + p["sn2201"],
                    "transceiver": 2 * 98 * p["mma4z00-ns"], "cable": cables,
@@ -79,7 +83,7 @@ def test_bom_capex_with_and_without_price_overrides(tmp_path):
                    "pdu": 28 * p["pdu-3ph-415v-60a"],               # 4 per GPU rack, 2 per network rack
                    "rdhx": 6 * p["rdhx-active-75"]}                 # one rear door per GPU rack
     assert totals["capex_by_category_usd"] == pytest.approx(by_category)
-    assert totals["capex_usd"] == pytest.approx(sum(by_category.values()))          # USD 7,247,912.25
+    assert totals["capex_usd"] == pytest.approx(sum(by_category.values()))          # USD 7,246,296.25
     design = (DESIGNS / "inference-disaggregated-h100.yaml").read_text(encoding="utf-8")
     path = tmp_path / "priced.yaml"
     path.write_text(design + "costs:\n  prices_usd: {dgx-h100: 250000, sonic-th5-64x800: 30000, mma4z00-ns: 1000}\n",

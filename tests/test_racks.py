@@ -54,6 +54,8 @@ def _bom_ru(derived: Derived) -> int:
         elif item.category == "storage":
             assert design.storage and design.storage.nodes
             ru += qty * (design.storage.nodes.rack_units or 2)     # the rack plan's 2U when the design gives none
+        elif item.category == "cdu":         # an in-rack CDU (one with rack units) stands in a GPU rack
+            ru += qty * (r.catalog.facility(item.part).rack_units or 0)
     system = r.server.rack_system
     ru += derived.topology.gpu_racks * (system.extra_rack_units if system else 0)
     # appliances (UFM...) are no BOM line; each stands in 1U (docs/racks.md)
@@ -164,15 +166,19 @@ def test_superpod_has_the_ra_racks_and_compute_rack_contents() -> None:
 
 
 def test_nvl72_rack_shows_its_rack_system_parts() -> None:
-    """gb200-nvl72-mixtral: per rack 18 compute trays (1U), 9 NVLink switch trays (1U) and 2 built-in
-    management switches in the 11U rack-system block, 8 power shelves with no rack units in the catalog
-    (DGX GB200 user guide; GB300 NVL72 RA components)."""
+    """gb200-nvl72-mixtral: per rack 18 compute trays (1U), 9 NVLink switch trays (1U), 8 power shelves
+    (1U each: "Each power shelf takes up one rack unit", BCM power shelf integration) and 2 built-in
+    management switches in the 9 + 8 + 2 = 19U rack-system block (DGX GB200 user guide; GB300 NVL72 RA
+    components): 18 + 19 = 37U, with the 4U in-rack CDU 41U, before the rack's storage leaves."""
     elev = elevations(Derived(load_topology(DESIGNS / "gb200-nvl72-mixtral.yaml")))
     rack = next(r for r in elev.racks if r.kind == "gpu")
     roles = [s.role for s in rack.slots]
     assert roles.count("server") == 18 and roles.count("nvlink-switch-tray") == 9
+    assert roles.count("power-shelf") == 8 and not rack.inside
     assert sum(1 for s in rack.slots if s.fabric == "oob") == 2
-    assert [s.role for s in rack.inside] == ["power-shelf"] * 8
+    # and the in-rack CDU (cdu-in-rack-200, 4U in the catalog) of each rack (racks_per_cdu: 1)
+    assert [(s.model, s.height) for s in rack.slots if s.kind == "cdu"] == [("cdu-in-rack-200", 4)]
+    assert sum(s.height for s in rack.slots if s.kind != "empty" and s.fabric != "storage") == 18 + 19 + 4
     assert rack.cooling.type == "liquid" and rack.cooling.cdu == "cdu-in-rack-200" and rack.cooling.cdu_rack_units == 4
     assert rack.weight_kg is None      # the compute trays' weight is not in the catalog: unknown, not zero
 

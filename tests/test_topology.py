@@ -58,8 +58,10 @@ def test_dot_is_nvidia_air_syntax():
     text = "".join(device_dot(load_topology(SMALL)))
     lines = text.splitlines()
     assert lines[0] == 'graph "failures-two-tier" {' and lines[-1] == "}"
-    assert '  "node00001" [ function="server" model="dgx-h100" rack="R02-01" ru="1" ]' in lines
+    # the central rack R01-01, then the group (4 GPU racks and its network rack) on the same row
+    assert '  "node00001" [ function="server" model="dgx-h100" rack="R01-02" ru="1" ]' in lines
     # a server's first link goes to the rail-1 leaf's first port (cage 1, first half of the twin-port OSFP)
+    # the central rack R01-01, then the group (4 GPU racks and its network rack) on the same row
     assert '  "node00001":"eth1" -- "compute-leaf-su001-rail1":"swp1s0"' in lines
 
 

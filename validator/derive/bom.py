@@ -225,6 +225,8 @@ def racks_per_cdu(topology: Topology, gpu_rack_kw: float | None) -> int:
     cdu = topology.resolved.catalog.facility(site.cdu) if site.cdu else None
     if site.racks_per_cdu:
         return site.racks_per_cdu
+    if cdu is not None and cdu.rack_units:
+        return 1            # an in-rack CDU stands in the rack it serves (validator.expand.racks)
     if cdu is not None and cdu.capacity_kw and gpu_rack_kw:
         return max(1, math.floor(cdu.capacity_kw / gpu_rack_kw))
     return 1

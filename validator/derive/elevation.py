@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 RACKS_VERSION: Literal[1] = 1
 _STRICT = ConfigDict(extra="forbid")
-SlotKind = Literal["server", "switch", "storage", "appliance", "rack-system", "empty"]
+SlotKind = Literal["server", "switch", "storage", "appliance", "rack-system", "cdu", "empty"]
 CoolingKind = Literal["air", "rear-door", "liquid"]
 
 
@@ -146,6 +146,8 @@ class _Viewer:
         self.gpu_ordinal = {rack: g for g, rack in enumerate(self.t.racks.gpu_rack_at)}
 
     def name(self, unit: Unit) -> str:
+        if unit.kind == "cdu":
+            return f"cdu{unit.index + 1:05d}"
         fabric = unit.fabric if unit.kind in ("switch", "appliance") else ""
         role = "storage" if unit.kind == "storage" else unit.role
         key = (fabric, role)
@@ -170,6 +172,9 @@ class _Viewer:
             return (tier.switch.id, tier.switch.weight_kg) if tier else (None, None)
         if unit.kind == "storage":
             return "storage-node", None        # the BOM's line; the design gives no weight
+        if unit.kind == "cdu":
+            cdu = self.r.design.site.rack.cdu
+            return cdu, None
         return None, None
 
     def slot(self, unit: Unit, ru: int | None = None, height: int | None = None) -> Slot:
@@ -244,9 +249,7 @@ class _Viewer:
     def cooling(self, rack: Rack) -> CoolingView:
         site = self.r.design.site.rack
         if rack.kind != "gpu":
-            liquid = any(u.kind == "switch" and (tier := self.t.fabrics[u.fabric].tier(u.role)) is not None
-                         and tier.switch.cooling == "liquid" for u in rack.units)
-            return CoolingView("liquid" if liquid else "air", None, None, None, None)
+            return CoolingView(cast(CoolingKind, rack.cooling(self.t.fabrics, "air")), None, None, None, None)
         door = site.rear_door if site.cooling == "rear-door" else None
         cdu = site.cdu if site.cooling == "liquid" else None
         number = self.gpu_ordinal[rack.index] // self.per_cdu + 1 if cdu else None

@@ -8,7 +8,8 @@ so a 100k-GPU design never holds them as objects:
 
 A end = the lower tier (server, appliance, leaf, spine), Z end = the switch above it. Switch indices
 count over every plane (plane-major); ports are 1-based logical ports of the switch at the link's
-speed (`validator.expand.ports` places them in cages), a switch management port is "mgmt".
+speed (`validator.expand.ports` places them in cages), a switch management port is "mgmt" (a switch
+with several: "mgmt1", "mgmt2"...; the index of a management-port end counts ports, device x ports + k).
 
 Ports are assigned by arithmetic from the sizing, not by counters, so the same port never comes
 out twice and no port number exceeds what the sizing reserved (the property tests check both on
@@ -105,7 +106,8 @@ def link_tuples(topology: Topology, fabric: str) -> Iterator[LinkTuple]:
         return
     if fabric == "oob":
         yield from oob_links(topology, fab)
-        yield from _uplinks(fab.plane, 0)
+        for zone in fab.zone_planes():
+            yield from _uplinks(zone.plane, 0, (zone.leaf_base, zone.spine_base, zone.core_base))
         return
     plane = fab.plane
     leaf = plane.tiers[0]
@@ -135,6 +137,12 @@ def oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
     that way (a unit filled to the last port), the ports are given in one sequence instead."""
     speed = fab.speed_gbps
     capacity = fab.plane.tiers[0].down_ports if fab.plane.tiers else 0
+    per = {role: mgmt_ports_of(topology, role) for unit in topology.racks.oob_units for role, _f, _c in unit.endpoints}
+
+    def port_of(role: str, index: int) -> int | str:
+        n = per[role]
+        return 1 if role in ("server", "storage") else "mgmt" if n == 1 else f"mgmt{index % n + 1}"
+
     for unit in topology.racks.oob_units:
         hosts = [(r, i) for r, first, n in unit.endpoints if r in ("server", "storage")
                  for i in range(first, first + n)]
@@ -143,14 +151,23 @@ def oob_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
         per_leaf = -(-len(hosts) // unit.leaves) + -(-len(others) // unit.leaves)
         if not capacity or per_leaf > capacity:
             for k, (role, index) in enumerate(hosts + others):
-                port: int | str = 1 if role in ("server", "storage") else "mgmt"
-                yield (role, index, port, "leaf", unit.first_leaf + k % unit.leaves, k // unit.leaves + 1, speed)
+                yield (role, index, port_of(role, index), "leaf", unit.first_leaf + k % unit.leaves,
+                       k // unit.leaves + 1, speed)
             continue
         for k, (role, index) in enumerate(hosts):
             yield (role, index, 1, "leaf", unit.first_leaf + k % unit.leaves, k // unit.leaves + 1, speed)
         for k, (role, index) in enumerate(others):
             leaf = unit.first_leaf + unit.leaves - 1 - k % unit.leaves
-            yield (role, index, "mgmt", "leaf", leaf, capacity - k // unit.leaves, speed)
+            yield (role, index, port_of(role, index), "leaf", leaf, capacity - k // unit.leaves, speed)
+
+
+def mgmt_ports_of(topology: Topology, role: str) -> int:
+    """Management ports of one device of a management-port role ("compute/spine"); 1 for any other role."""
+    if "/" not in role:
+        return 1
+    other, tier_role = role.split("/")
+    tier = topology.fabrics[other].tier(tier_role)
+    return tier.switch.mgmt_ports if tier is not None and tier.switch.mgmt_ports else 1
 
 
 def appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
@@ -185,8 +202,9 @@ def _appliances(topology: Topology, fabric: str) -> Iterator[tuple[str, int, int
             if name == "oob":
                 continue
             for tier in other.tiers:
-                for i in range(other.count(tier.role) * tier.switch.mgmt_ports):
-                    yield f"{name}/{tier.role}", i, "mgmt"
+                per = tier.switch.mgmt_ports
+                for i in range(other.count(tier.role) * per):
+                    yield f"{name}/{tier.role}", i, "mgmt" if per == 1 else f"mgmt{i % per + 1}"
     if storage and storage.nodes and fabric in ("storage", "oob"):
         per_node = storage.nodes.ports if fabric == "storage" else 1
         for i in range(storage.nodes.count):
@@ -194,7 +212,8 @@ def _appliances(topology: Topology, fabric: str) -> Iterator[tuple[str, int, int
                 yield "storage", i, p + 1
 
 
-def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
+def _uplinks(plane: PlaneSize, p: int, bases: tuple[int, int, int] | None = None) -> Iterator[LinkTuple]:
+    """Leaf-spine (and spine-core) links of plane p; `bases`: the first leaf, spine and core of a zone."""
     tiers = plane.tiers
     if len(tiers) < 2:
         return
@@ -203,7 +222,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     spines = plane.spines_per_pod
     up, down = leaf.up_ports, leaf.down_ports
     stride = math.ceil(up / spines)
-    lb, sb = p * leaf.count, p * spine.count
+    lb, sb = (bases[0], bases[1]) if bases else (p * leaf.count, p * spine.count)
     three = len(tiers) == 3
     for i in range(leaf.count):
         pod, q = divmod(i, per_pod) if three else (0, i)
@@ -217,7 +236,7 @@ def _uplinks(plane: PlaneSize, p: int) -> Iterator[LinkTuple]:
     per_group = plane.cores_per_group
     s_up, s_down = spine.up_ports, spine.down_ports
     stride = math.ceil(s_up / per_group)
-    cb = p * core.count
+    cb = bases[2] if bases else p * core.count
     for g in range(spine.count):
         pod, j = divmod(g, spines)
         for v in range(plane.spine_uplinks(g)):
@@ -236,9 +255,10 @@ def device_namer(topology: Topology, fabric: str, role: str) -> Callable[[int], 
         per = topology.resolved.server.rack_system
         ports = per.mgmt_ports if per and per.mgmt_ports else 1
         return lambda i: f"rack{i // ports + 1:05d}-system-mgmt{i % ports + 1}"
-    if "/" in role:  # a switch of another fabric, by its management port
+    if "/" in role:  # a switch of another fabric, by its management ports (device x ports + k)
         other, tier = role.split("/")
-        return topology.fabrics[other].namer(tier)
+        namer, n = topology.fabrics[other].namer(tier), mgmt_ports_of(topology, role)
+        return namer if n == 1 else lambda i: namer(i // n)
     if role in SWITCH_ROLES:
         return topology.fabrics[fabric].namer(role)
     return lambda i: f"{fabric}-{role}{i + 1:04d}"

@@ -30,7 +30,11 @@ def link_pairs(topology: Topology, fabric: str) -> Iterator[PairTuple]:
             yield from _server_pairs(topology, fabric)
         for a_role, a_idx, _ap, z_role, z_idx, _zp, s in appliance_links(topology, fab):
             yield a_role, a_idx, z_role, z_idx, 1, s
-    for p in range(fab.planes if fabric != "oob" else 1):
+    if fabric == "oob":
+        for zone in fab.zone_planes():
+            yield from _uplink_pairs(zone.plane, 0, (zone.leaf_base, zone.spine_base, zone.core_base))
+        return
+    for p in range(fab.planes):
         yield from _uplink_pairs(fab.plane, p)
 
 
@@ -56,7 +60,7 @@ def _server_pairs(topology: Topology, fabric: str) -> Iterator[PairTuple]:
             yield "server", first, "leaf", leaf, n, speed
 
 
-def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
+def _uplink_pairs(plane: PlaneSize, p: int, bases: tuple[int, int, int] | None = None) -> Iterator[PairTuple]:
     tiers = plane.tiers
     if len(tiers) < 2:
         return
@@ -64,7 +68,7 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
     three = len(tiers) == 3
     per_pod, spines = plane.leaves_per_pod, plane.spines_per_pod
     up = leaf.up_ports
-    lb, sb = p * leaf.count, p * spine.count
+    lb, sb = (bases[0], bases[1]) if bases else (p * leaf.count, p * spine.count)
     share = [up // spines + (1 if j < up % spines else 0) for j in range(spines)]
     for i in range(leaf.count):
         pod = i // per_pod if three else 0
@@ -78,7 +82,7 @@ def _uplink_pairs(plane: PlaneSize, p: int) -> Iterator[PairTuple]:
     core = tiers[2]
     per_group, s_up = plane.cores_per_group, spine.up_ports
     cshare = [s_up // per_group + (1 if c < s_up % per_group else 0) for c in range(per_group)]
-    cb = p * core.count
+    cb = bases[2] if bases else p * core.count
     for g in range(spine.count):
         j = g % spines
         own = plane.spine_uplinks(g)     # a multiple of the cores of a group, or the tier's count

@@ -1,8 +1,9 @@
 """Where each rack stands and how long a cable between two racks is (the derive stage).
 
 The rack plan (`validator.expand.racks`) lays racks out in rows of `racks_per_row` and halls of
-`rows_per_hall` (validator/data/layout.yaml, or `site.layout`): each compute group starts on a new row
-and stays in one hall; this module turns those spots into cable lengths.
+`rows_per_hall` (validator/data/layout.yaml, or `site.layout`): compute groups follow each other along
+the rows, a group that fits a row (or a hall) kept in one; this module turns those spots into cable
+lengths.
 A run between two racks of one hall goes along the rows and across them and climbs to the overhead
 tray and back down; between halls it goes to the hall entrance (row 1, position 1), across the
 `hall_spacing_m` between halls, and on:

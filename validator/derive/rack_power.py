@@ -94,6 +94,8 @@ class RackPower:
     def _devices(self, rack: Rack) -> None:
         load = self.loads[rack.index]
         for unit in rack.units:
+            if unit.kind == "cdu":
+                continue        # facility power (in the PUE), not the rack's
             if unit.power_w is None:
                 load.unknown.add(self._part(unit))
             else:

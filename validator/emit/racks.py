@@ -76,7 +76,7 @@ def _cooling(rack: RackView) -> str:
     c = rack.cooling
     what = c.type + (f" {c.rear_door}" if c.rear_door else "") + (f", CDU {c.cdu} #{c.cdu_number}" if c.cdu else "")
     if c.cdu_rack_units:
-        what += f" (in-rack, {c.cdu_rack_units}U, not placed by the rack plan)"
+        what += f" (in-rack, {c.cdu_rack_units}U)"
     weight = "unknown" if rack.weight_kg is None else f"{rack.weight_kg:,.1f} kg"
     if rack.weight_kg is None and rack.weight_known_kg:
         weight += f" (at least {rack.weight_known_kg:,.1f} kg)"

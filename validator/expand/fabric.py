@@ -5,9 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from validator.base.facts import fact
 from validator.expand.sizing import FabricSize, PlaneSize, Problem, TierSize
 
 SWITCH_ROLES = ("leaf", "spine", "core")
+
+
+@fact
+class Zone:
+    """One zone of a zoned fabric (the out-of-band network of a large site): its own plane and the
+    index of its first leaf, spine and core among the fabric's."""
+
+    plane: PlaneSize
+    leaf_base: int
+    spine_base: int
+    core_base: int
 
 
 @dataclass
@@ -19,6 +31,11 @@ class FabricTopology:
     size: FabricSize
     links_per_server: int
     extra_links: int          # appliance links per plane: storage nodes, extra endpoints, management ports
+    zones: tuple[Zone, ...] = ()   # zones of their own (out-of-band at scale); none: one plane shape
+
+    def zone_planes(self) -> tuple[Zone, ...]:
+        """The zones to link tier by tier (one for a fabric without zones; planes are separate)."""
+        return self.zones or (Zone(self.plane, 0, 0, 0),)
 
     @property
     def plane(self) -> PlaneSize:

@@ -5,31 +5,35 @@ positions, and cable lengths. What goes where follows each tier's placement (`pl
 design, defaults in `validator.expand.sizing.placement`):
 
 - GPU racks hold `servers_per_rack` servers (bottom up), the server's rack system (NVLink switch
-  trays, power shelves), then any top-of-rack switches (`rack`), then the out-of-band leaf on top.
+  trays, power shelves), an in-rack CDU (a CDU with rack units in the catalog, in the first rack of
+  each `racks_per_cdu`), then any top-of-rack switches (`rack`), then the out-of-band leaf on top.
 - Each compute group (a scalable unit of a rail-optimized compute fabric, else a row of GPU racks)
   has its network racks in the middle of its GPU racks (`row`): they hold the row-placed leaves that
   serve the group's servers, and (three tiers) the spines of its pods.
 - Central network racks in the middle of the floor hold `central` switches (spines and cores by
   default), leaves that serve only appliances, the appliances themselves and storage nodes.
 - Several switches share a network rack up to its rack units (less a reserve for patch panels) and
-  its power budget. The budget is filled with each device's power plus an allowance for the optics in
-  its cages and its ends of active cables (the heaviest catalog part a port at that speed can take):
-  media are chosen later (derive), and the rack's power then counts what was chosen
-  (`validator.derive.rack_power`), which stays within the allowance.
+  its power budget, and an air-cooled one (no liquid-cooled switch in it) up to the air-cooling limit
+  (`air_cooling_max_kw`, FAC005), less what the out-of-band leaf placed in it draws. The budget is
+  filled with each device's power plus an allowance for the optics in its cages and its ends of
+  active cables (the heaviest catalog part a port at that speed can take): media are chosen later
+  (derive), and the rack's power then counts what was chosen (`validator.derive.rack_power`), which
+  stays within the allowance.
+- The floor (`floor_spots`): blocks of racks along rows and halls, in one pass.
 
-The out-of-band network is laid out here too, because it serves whatever stands in a rack: each
-rack (or group, or the centre, per its leaf placement) gets enough out-of-band leaves for the
-management ports in it, so copper runs stay short.
+The out-of-band network is laid out over this plan (`validator.expand.oob`), because it serves
+whatever stands in a rack.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from validator.base.facts import fact
+from validator.base.resources import load_data
 from validator.expand.fabric import FabricTopology
+from validator.expand.oob import OobSizer, OobUnit, place_oob
 from validator.expand.port_power import PortPower
 from validator.expand.sizing import TierSize, placement
 from validator.resolve.resolved import Resolved
@@ -60,6 +64,15 @@ class Rack:
     def fits(self, height: int, watts: float | None, room: int, budget_w: float) -> bool:
         return self.ru_used + height <= room and self.packed_w + (watts or 0) <= budget_w
 
+    def cooling(self, fabrics: dict[str, FabricTopology], site_cooling: str) -> str:
+        """How the rack is cooled: a GPU rack as the site says; any other rack by air unless a switch
+        in it is liquid-cooled."""
+        if self.kind == "gpu":
+            return site_cooling
+        liquid = any(u.kind == "switch" and (tier := fabrics[u.fabric].tier(u.role)) is not None
+                     and tier.switch.cooling == "liquid" for u in self.units)
+        return "liquid" if liquid else "air"
+
     def add(self, height: int, kind: str, fabric: str, role: str, index: int, power_w: float | None,
             allowance_w: float = 0.0) -> Unit:
         unit = Unit(self.ru_used + 1, height, kind, fabric, role, index, power_w)
@@ -67,28 +80,6 @@ class Rack:
         self.ru_used += height
         self.packed_w += (power_w or 0.0) + allowance_w
         return unit
-
-
-@fact
-class OobUnit:
-    """A set of racks served by the same out-of-band leaves: its endpoints and its leaves."""
-
-    racks: tuple[int, ...]
-    first_leaf: int
-    leaves: int
-    endpoints: tuple[tuple[str, int, int], ...]   # (role, first index, count) blocks, in port order
-    rack_objs: tuple[Rack, ...] = ()
-
-
-@fact
-class OobSizer:
-    """What the rack plan needs to lay out the out-of-band network."""
-
-    per_leaf: int                                  # downlinks of one out-of-band leaf
-    where: str                                     # rack, row or central
-    builtin: int                                   # management switches inside a GPU rack's rack system
-    bmc_links: int                                 # BMC ports per server
-    size: Callable[[int, int], FabricTopology]     # (endpoints, leaves) -> the sized out-of-band fabric
 
 
 @dataclass
@@ -147,6 +138,11 @@ class _Builder:
         self.gpu_racks = math.ceil(self.servers / self.spr)
         self.rack_ru = resolved.rack.rack_units or 48
         self.budget_w = design.site.rack.power_budget_kw * 1000
+        air = design.thresholds.get("air_cooling_max_kw", load_data("thresholds.yaml")["thresholds"]
+                                    ["air_cooling_max_kw"]["value"])
+        self.air_w = min(self.budget_w, float(air) * 1000)   # an air-cooled network rack's power (FAC002)
+        self.oob_w = 0.0        # kept free in each network rack for the out-of-band leaf placed in it
+        self._cursor: dict[tuple[int, int, float | None, float], int] = {}   # first fit resumes here
         self.reserve = int(resolved.layout["network_rack_reserved_ru"])
         self.group_racks = self._group_racks()
         self.groups = max(1, math.ceil(self.gpu_racks / self.group_racks))
@@ -155,7 +151,6 @@ class _Builder:
         self.central: list[Rack] = []
         self.switches: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
         self.appliances: dict[str, list[tuple[Rack, Unit]]] = {}
-        self.oob: FabricTopology | None = None
         self.port_power = PortPower(resolved.catalog)
 
     def _group_racks(self) -> int:
@@ -178,86 +173,39 @@ class _Builder:
             if system and system.extra_rack_units:
                 rack.add(system.extra_rack_units, "rack-system", "", "rack-system", g, None if
                          server.max_power_w is None else 0.0)
+            cdu_units, per_cdu = self._in_rack_cdu()
+            if cdu_units and g % per_cdu == 0:      # an in-rack CDU stands in the first rack it serves
+                rack.add(cdu_units, "cdu", "", "cdu", g // per_cdu, None)
             self.gpu.append(rack)
 
-    def _net_rack(self, racks: list[Rack], group: int | None, height: int, watts: float | None) -> Rack:
+    def _in_rack_cdu(self) -> tuple[int, int]:
+        """(rack units, GPU racks served) of the site's CDU when it stands in a rack; (0, 1) otherwise."""
+        site = self.r.design.site.rack
+        if site.cooling != "liquid" or not site.cdu:
+            return 0, 1
+        cdu = self.r.catalog.find("facility", site.cdu)
+        return (cdu.rack_units or 0) if cdu is not None else 0, site.racks_per_cdu or 1
+
+    def _net_rack(self, racks: list[Rack], group: int | None, height: int, watts: float | None,
+                  liquid: bool = False) -> Rack:
+        """The first rack of `racks` with room for the device, else a new one (first fit). A rack that once
+        had no room for a device of some height and power never has again (racks only fill), so each
+        kind of device resumes where the last one stopped: linear in the devices and racks."""
         room = self.rack_ru - self.reserve
-        for rack in racks:
-            if rack.fits(height, watts, room, self.budget_w):
-                return rack
+        budget = (self.budget_w if liquid else self.air_w) - self.oob_w
+        key = (id(racks), height, watts, budget)
+        i = self._cursor.get(key, 0)
+        while i < len(racks) and not racks[i].fits(height, watts, room, budget):
+            i += 1
+        self._cursor[key] = i
+        if i < len(racks):
+            return racks[i]
         rack = Rack(-1, "network", group)
         racks.append(rack)
         return rack
 
     def all_racks(self) -> list[Rack]:
         return self.gpu + [r for g in sorted(self.row_net) for r in self.row_net[g]] + self.central
-
-    def mgmt_blocks(self, rack: Rack, bmc: int) -> list[tuple[str, int, int]]:
-        """Management ports in a rack, as (role, first index, count) blocks in port order."""
-        system = self.r.server.rack_system
-        blocks: list[tuple[str, int, int]] = []
-        for unit in rack.units:
-            if unit.kind == "server" and bmc:
-                _append(blocks, "server", unit.index, 1)
-            elif unit.kind == "rack-system" and system is not None and system.mgmt_ports:
-                blocks.append(("rack-system", unit.index * system.mgmt_ports, system.mgmt_ports))
-            elif unit.kind == "switch":
-                tier = self.fabrics[unit.fabric].tier(unit.role)
-                if tier is not None and tier.switch.mgmt_ports:
-                    per = tier.switch.mgmt_ports
-                    _append(blocks, f"{unit.fabric}/{unit.role}", unit.index * per, per)
-            elif unit.kind == "storage":
-                _append(blocks, "storage", unit.index, 1)
-        return blocks
-
-    def place_oob(self, sizer: OobSizer) -> tuple[list[OobUnit], dict[tuple[str, str], list[tuple[Rack, Unit]]]]:
-        """Out-of-band leaves for the management ports of each rack (or group, or all), standing in the
-        first rack they serve; their spines and cores centrally."""
-        keyed: dict[object, list[Rack]] = {}
-        for rack in self.all_racks():
-            group = self.groups // 2 if rack.group is None else rack.group   # the centre stands mid-floor
-            key: object = id(rack) if sizer.where == "rack" else (group if sizer.where == "row" else 0)
-            keyed.setdefault(key, []).append(rack)
-        units: list[OobUnit] = []
-        first = 0
-        for racks in keyed.values():
-            blocks = tuple(b for rack in racks for b in self.mgmt_blocks(rack, sizer.bmc_links))
-            ports = sum(b[2] for b in blocks)
-            if not ports:
-                continue
-            floor = sizer.builtin if sizer.where == "rack" and racks[0].kind == "gpu" else 1
-            leaves = max(floor, math.ceil(ports / max(1, sizer.per_leaf)))
-            units.append(OobUnit((), first, leaves, blocks, tuple(racks)))
-            first += leaves
-        oob = sizer.size(sum(b[2] for u in units for b in u.endpoints), first)
-        places: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
-        leaf = oob.tier("leaf")
-        assert leaf is not None
-        height, watts, allow = leaf.switch.rack_units or 1, switch_watts(leaf), self.port_power.switch(leaf)
-        out: list[tuple[Rack, Unit]] = []
-        for unit in units:
-            home = unit.rack_objs[0]
-            inside = sizer.builtin if home.kind == "gpu" and sizer.where == "rack" else 0
-            for i in range(unit.leaves):
-                spot = home
-                if sizer.where != "rack":       # a row's (or the centre's) network racks, with room for it
-                    row = (self.groups // 2 if home.group is None else home.group) if sizer.where == "row" else None
-                    spot = self._net_rack(self.row_net.setdefault(row, []) if row is not None else self.central,
-                                          row, height, (watts or 0.0) + allow)
-                out.append((spot, spot.add(0 if i < inside else height, "switch", "oob", "leaf", len(out), watts,
-                                           allow)))
-        places[("oob", "leaf")] = out
-        for tier in oob.tiers[1:]:
-            h, w, allow = tier.switch.rack_units or 1, switch_watts(tier), self.port_power.switch(tier)
-            spots = []
-            for i in range(oob.count(tier.role)):
-                pod_row = self._oob_spine_group(oob, tier.role, i, out) if tier.role == "spine" else None
-                racks = self.row_net.setdefault(pod_row, []) if pod_row is not None else self.central
-                rack = self._net_rack(racks, pod_row, h, (w or 0.0) + allow)
-                spots.append((rack, rack.add(h, "switch", "oob", tier.role, i, w, allow)))
-            places[("oob", tier.role)] = spots
-        self.oob = oob
-        return units, places
 
     def place_switches(self) -> None:
         for name, fab in self.fabrics.items():
@@ -289,7 +237,7 @@ class _Builder:
             first = _leaf_first_server(fab, middle)
             group = self.group_of_server(first) if first is not None and first < self.servers else None
         racks = self.row_net.setdefault(group, []) if group is not None else self.central
-        rack = self._net_rack(racks, group, height, (watts or 0.0) + allow)
+        rack = self._net_rack(racks, group, height, (watts or 0.0) + allow, tier.switch.cooling == "liquid")
         return rack, rack.add(height, "switch", fab.name, tier.role, index, watts, allow)
 
     def place_appliances(self) -> None:
@@ -314,49 +262,54 @@ class _Builder:
         rack = self._net_rack(self.central, None, height, (watts or 0.0) + allow)
         return rack, rack.add(height, kind, fabric, role, index, watts, allow)
 
-    def _oob_spine_group(self, oob: FabricTopology, role: str, index: int,
-                         leaves: list[tuple[Rack, Unit]]) -> int | None:
-        """A three-tier out-of-band pod's spine stands with the middle of its leaves (two tiers: centrally)."""
-        plane = oob.plane
-        if len(plane.tiers) < 3 or not leaves:
-            return None
-        pod = index // max(1, plane.spines_per_pod)
-        first = pod * plane.leaves_per_pod
-        last = min(len(leaves), first + plane.leaves_per_pod) - 1
-        return leaves[(first + max(first, last)) // 2][0].group
-
     def floor(self) -> tuple[list[Rack], list[tuple[int, int, int]]]:
-        """Lay the racks out in rows and halls: each compute group (its GPU racks with its network racks in
-        the middle) starts on a new row and stays in one hall when it fits one; the central racks take rows
-        of their own in the middle of the floor. Returns the racks in floor order and their spots."""
-        per_row = max(1, int(self.r.layout["racks_per_row"]))
-        per_hall = max(1, int(self.r.layout["rows_per_hall"]))
+        """Lay the racks out (`floor_spots`); returns the racks in floor order and their spots."""
+        blocks = self._blocks()
+        spots = floor_spots([len(b) for b in blocks], int(self.r.layout["racks_per_row"]),
+                            int(self.r.layout["rows_per_hall"]))
+        order = [rack for block in blocks for rack in block]
+        for i, rack in enumerate(order):
+            rack.index = i
+        return order, spots
+
+    def _blocks(self) -> list[list[Rack]]:
+        """The floor's blocks in order: each group's racks (GPU racks around its network racks), groups
+        glued to the next by a shared leaf joined, the central racks in the middle."""
+        mine: dict[int, list[Rack]] = {}
+        for rack in self.gpu:
+            mine.setdefault(rack.group or 0, []).append(rack)
         blocks: list[list[Rack]] = []
         middle = self.groups // 2
+        glue = False
         for group in range(self.groups):
             if group == middle and self.central:
-                blocks.append(self.central)
-            mine = [r for r in self.gpu if r.group == group]
-            half = len(mine) // 2
-            blocks.append(mine[:half] + self.row_net.get(group, []) + mine[half:])
+                blocks.append(list(self.central))
+                glue = False
+            gpu = mine.get(group, [])
+            half = len(gpu) // 2
+            racks = gpu[:half] + self.row_net.get(group, []) + gpu[half:]
+            if glue and blocks:
+                blocks[-1].extend(racks)
+            else:
+                blocks.append(racks)
+            glue = self._shares_leaf((group + 1) * self.group_racks * self.spr)
         if self.groups <= middle and self.central:
-            blocks.append(self.central)
-        order: list[Rack] = []
-        spots: list[tuple[int, int, int]] = []
-        hall = row = 0
-        for block in blocks:
-            rows = -(-len(block) // per_row)
-            if row and row + rows > per_hall and rows <= per_hall:
-                hall, row = hall + 1, 0        # a block that fits a hall does not straddle two
-            for k, rack in enumerate(block):
-                r, position = divmod(k, per_row)
-                h, r = divmod(row + r, per_hall)
-                rack.index = len(order)
-                order.append(rack)
-                spots.append((hall + h, r, position))
-            row += rows
-            hall, row = hall + row // per_hall, row % per_hall
-        return order, spots
+            blocks.append(list(self.central))
+        return blocks
+
+    def _shares_leaf(self, server: int) -> bool:
+        """A rack- or row-placed leaf of some fabric serves both server `server` - 1 and server `server`."""
+        if not 0 < server < self.servers:
+            return False
+        for name, fab in self.fabrics.items():
+            plane = fab.plane
+            if not fab.links_per_server or not plane.servers_per_leaf:
+                continue
+            where = placement(self.r.fabrics[name], "leaf", self.spr, len(fab.tiers))
+            within = server % plane.su_servers if plane.su_servers else server
+            if where != "central" and within % plane.servers_per_leaf:
+                return True
+        return False
 
 
 def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
@@ -364,20 +317,49 @@ def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
     """Place every device: the data fabrics' switches, appliances and storage, then (given a sizer
     for it) the out-of-band network over what stands in each rack; then lay the racks out in floor order."""
     b = _Builder(resolved, fabrics)
+    b.oob_w = oob.leaf_w if oob is not None and oob.where == "rack" else 0.0
     b.build_gpu_racks()
     b.place_switches()
     b.place_appliances()
     units: list[OobUnit] = []
     oob_places: dict[tuple[str, str], list[tuple[Rack, Unit]]] = {}
+    oob_fabric: FabricTopology | None = None
     if oob is not None:
-        units, oob_places = b.place_oob(oob)
+        units, oob_places, oob_fabric = place_oob(b, oob)
     racks, spots = b.floor()
     switches = {k: [(rack.index, unit.ru) for rack, unit in v] for k, v in {**b.switches, **oob_places}.items()}
     appliances = {k: [(rack.index, unit.ru) for rack, unit in v] for k, v in b.appliances.items()}
-    units = [OobUnit(tuple(r.index for r in u.rack_objs), u.first_leaf, u.leaves, u.endpoints, ()) for u in units]
+    units = [OobUnit(tuple(r.index for r in u.rack_objs), u.first_leaf, u.leaves, u.endpoints, (), u.zone)
+             for u in units]
     plan = RackPlan(racks, [rack.index for rack in b.gpu], b.spr, resolved.server.rack_units, switches, appliances,
                     units, b.group_racks, b.rack_ru, spots)
-    return plan, b.oob
+    return plan, oob_fabric
+
+
+def floor_spots(blocks: list[int], racks_per_row: int, rows_per_hall: int) -> list[tuple[int, int, int]]:
+    """(hall, row, position) of every rack of blocks of `blocks[k]` racks laid out in order, in one pass.
+
+    Racks follow each other along rows of `racks_per_row`, rows filling a hall up to `rows_per_hall`,
+    then the next hall. A block that fits a row does not straddle two rows (it starts the next row);
+    a block that fits a hall does not straddle two halls (it starts the next hall); a larger block runs
+    on. So a hall holds racks_per_row x rows_per_hall racks less the ends of rows and halls left free.
+    """
+    per_row = max(1, racks_per_row)
+    per_hall = per_row * max(1, rows_per_hall)
+    spots: list[tuple[int, int, int]] = []
+    hall = slot = 0
+    for size in blocks:
+        at = slot % per_row
+        if at and at + size > per_row >= size:
+            slot += per_row - at
+        if slot and slot + size > per_hall >= size:
+            hall, slot = hall + 1, 0
+        for k in range(slot, slot + size):
+            h, rest = divmod(k, per_hall)
+            spots.append((hall + h, *divmod(rest, per_row)))
+        slot += size
+        hall, slot = hall + slot // per_hall, slot % per_hall
+    return spots
 
 
 def _append(blocks: list[tuple[str, int, int]], role: str, first: int, count: int) -> None:

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from validator.expand.fabric import SWITCH_ROLES, FabricTopology
 from validator.expand.growth import spine_floor
-from validator.expand.racks import OobSizer, RackPlan, plan_racks
+from validator.expand.oob import OobSizer
+from validator.expand.port_power import PortPower
+from validator.expand.racks import RackPlan, plan_racks
 from validator.expand.sizing import Problem, placement, planes_and_rails, size_fabric
 from validator.resolve.resolved import FABRIC_ROLES, Resolved
 
@@ -134,8 +136,10 @@ def _oob_sizer(resolved: Resolved) -> OobSizer | None:
         return FabricTopology("oob", str(fab.spec.type), str(fab.spec.topology), fab.spec.speed_gbps, sized, 0,
                               endpoints)
 
-    return OobSizer(probe.plane.tiers[0].down_ports, placement(fab, "leaf", per_rack),
-                    system.mgmt_switches if system else 0, fab.links_per_server, size)
+    leaf = probe.plane.tiers[0]
+    leaf_w = (leaf.switch.power_max_w or leaf.switch.power_typical_w or 0.0) + PortPower(resolved.catalog).switch(leaf)
+    return OobSizer(leaf.down_ports, placement(fab, "leaf", per_rack), system.mgmt_switches if system else 0,
+                    fab.links_per_server, size, leaf_w, fab.spec.zones.racks if fab.spec.zones else None)
 
 
 __all__ = ["SWITCH_ROLES", "FabricTopology", "Problem", "Topology", "build_topology", "mgmt_ports",

@@ -183,6 +183,11 @@ class Pod(Model):
     gpus: Count | None = Field(None, description="GPUs per pod (zone), e.g. 3072 for a Meta AI zone.")
 
 
+class Zones(Model):
+    racks: Count = Field(description="GPU racks per zone (whole compute groups, with their network racks; the "
+                         "central racks form a zone of their own).")
+
+
 class ExtraEndpoint(Model):
     name: DeviceName = Field(description="What it is, e.g. ufm (" + IDENTIFIER_RULE + "; not " +
                              ", ".join(RESERVED_NAMES) + ").")
@@ -229,6 +234,10 @@ class Fabric(Model):
         None, description="Same as `growth: {scalable_units: N}` (kept for designs written before `growth`).")
     pod: Pod | None = Field(None, description="Pod (zone) size of a three-tier fabric: leaves of a pod share "
                             "spines, pods meet at the core. Default: one SU (or one rail group of an SU).")
+    zones: Zones | None = Field(None, description="Out-of-band fabric only: cut the management network into zones "
+                                "of about this many GPU racks, each its own leaf-spine(-core) tree standing in the "
+                                "zone, its top tier routed to the site's management network (not in the design). "
+                                "For a site beyond one tree of management switches. Default: one zone.")
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list,
                                                  description="Non-server devices on leaf ports (e.g. UFM).")
     oversubscription: Ratio | None = Field(

@@ -38,7 +38,22 @@ def optics_reach(ctx: Context) -> Iterator[Hit]:
         path = ("fabrics", fabric, "media", end) if forced else ("fabrics", fabric, "speed_gbps")
         a = device_namer(ctx.topology, fabric, a_role)(a_idx)
         z = device_namer(ctx.topology, fabric, z_role)(z_idx)
-        yield Hit(f"{fabric} {a_role} -> {z_role} (e.g. {a} -> {z}): {problem}", path)
+        hint = "" if forced or kind == "copper" else _placement_hint(ctx, fabric, (a_role, a_idx), (z_role, z_idx))
+        yield Hit(f"{fabric} {a_role} -> {z_role} (e.g. {a} -> {z}): {problem}", path, hint=hint)
+
+
+def _placement_hint(ctx: Context, fabric: str, a: tuple[str, int], z: tuple[str, int]) -> str:
+    """Which placement setting shortens the run: the racks' halls and rows say."""
+    plan, layout = ctx.derived.cabling, ctx.derived.layout
+    ra, rz = plan.place(fabric, *a).rack, plan.place(fabric, *z).rack
+    sa, sz = layout.spot(ra), layout.spot(rz)
+    where = f"{layout.rack_name(ra)} to {layout.rack_name(rz)}"
+    if sa.hall != sz.hall:
+        return (f"the run goes between halls ({where}): more racks a hall (`site.layout.rows_per_hall`, "
+                "`racks_per_row`) keeps them in one, a smaller `site.layout.hall_spacing_m` shortens it, or "
+                f"`fabrics.{fabric}.tiers.{z[0]}.placement: row` stands the {z[0]} with what it serves")
+    return (f"the run crosses the hall ({where}): fewer `site.layout.racks_per_row` or `rows_per_hall`, "
+            f"or `fabrics.{fabric}.tiers.{z[0]}.placement: row`, shorten it")
 
 
 def plan_speed(ctx: Context, fabric: str, a_role: str) -> str:

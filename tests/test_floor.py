@@ -1,0 +1,150 @@
+"""The floor plan (issue 25): rows and halls as `site.layout` says, every management port once and
+near its switch, network racks within their air limit. Expected figures are hand arithmetic."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.builders import training
+from tests.helpers import DESIGNS, FIXTURES
+from validator.derive.links import iter_links
+from validator.derive.placement import Layout
+from validator.expand.racks import floor_spots
+from validator.expand.topology import Topology, build_topology
+from validator.pipeline import analyze, load_topology
+from validator.read.config import RunConfig
+from validator.read.design_file import parse_design
+from validator.resolve.catalog import Catalog, builtin_catalog
+from validator.resolve.resolved import resolve
+
+OOB = {"type": "ethernet", "speed_gbps": 1,
+       "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c"}, "core": {"switch": "sn4600c"}}}
+
+
+def topology_with(design: dict[str, Any], switches: dict[str, dict[str, Any]]) -> Topology:
+    """The topology of a design over the built-in catalog plus switches copied from it with changes."""
+    base = builtin_catalog()
+    extra = Catalog()
+    for new_id, change in switches.items():
+        source = base.switch(change.pop("from"))
+        extra.entries["switch"][new_id] = source.model_copy(update={"id": new_id, **change})
+    loaded, model = parse_design(yaml.safe_dump(design, sort_keys=False), "built.yaml")
+    return build_topology(resolve(model, loaded, base.merged(extra)))
+
+
+def test_two_management_ports_each_named_once_and_cabled_in_their_own_row() -> None:
+    # 3,072 DGX H100 = 24,576 GPUs on a three-tier RoCE fabric whose spines have two management ports
+    compute = {"server": "dgx-h100", "count": 3072, "servers_per_rack": 4}
+    fabric = {"type": "roce", "speed_gbps": 400, "topology": "rail-optimized", "pod": {"gpus": 4096},
+              "tiers": {"leaf": {"switch": "sn5600"}, "spine": {"switch": "sn5600-2m"},
+                        "core": {"switch": "sn5600"}}}
+    design = training(compute, fabric, fabrics={"oob": OOB})
+    topology = topology_with(design, {"sn5600-2m": {"from": "sn5600", "mgmt_ports": 2}})
+    spines = topology.fabrics["compute"].count("spine")
+    assert spines > 0 and topology.gpus == 24576
+    layout = Layout(topology)
+    ends: Counter[tuple[str, object]] = Counter()
+    spine_ports: dict[str, set[object]] = {}
+    for link in iter_links(topology, "oob"):
+        ends[(link.a_device, link.a_port)] += 1
+        ends[(link.z_device, link.z_port)] += 1
+        if link.a_role == "compute/spine":
+            spine_ports.setdefault(link.a_device, set()).add(link.a_port)
+            switch = layout.spot(layout.switch("compute", "spine", link.a_index // 2).rack)
+            leaf = layout.spot(layout.switch("oob", "leaf", link.z_index).rack)
+            assert (leaf.hall, leaf.row) == (switch.hall, switch.row), link
+    assert max(ends.values()) == 1, [k for k, n in ends.items() if n > 1][:5]
+    assert len(spine_ports) == spines                      # every spine reached, by both its ports
+    assert all(ports == {"mgmt1", "mgmt2"} for ports in spine_ports.values())
+
+
+def test_floor_spots_keep_rows_and_halls() -> None:
+    # 6 blocks of 8 racks in rows of 20, 2 rows a hall: two blocks a row (16 racks, 4 left free: a third
+    # block of 8 does not straddle), two rows a hall -> 4 blocks a hall, blocks 5 and 6 in hall 2
+    spots = floor_spots([8] * 6, 20, 2)
+    firsts = [spots[8 * k] for k in range(6)]
+    assert firsts == [(0, 0, 0), (0, 0, 8), (0, 1, 0), (0, 1, 8), (1, 0, 0), (1, 0, 8)]
+    # a block longer than a row runs on; one longer than a hall runs into the next hall
+    assert floor_spots([25], 10, 2)[-1] == (1, 0, 4)
+    assert len(set(floor_spots([3, 30, 7, 1], 6, 3))) == 41
+
+
+def million_gpu_blocks() -> list[int]:
+    """The floor blocks of the 1M-GPU site of tests/fixtures/site-1m-gpus.yaml, by hand.
+
+    14,112 GB300 NVL72 racks (18 trays of 4 GPUs: 1,016,064 GPUs) in compute groups of 7 racks (one SU:
+    126 trays, one 128-port leaf per rail and plane at 400G): 2,016 groups. A group's network rack holds
+    its 8 leaves (4 rails x 2 planes, SN6600-LD 2U) and its out-of-band leaf: blocks of 7 + 1 = 8 racks.
+    A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 128 spines (2U, 22 in a 48U rack less
+    4U reserved) stand with its middle group (index 15): 14 beside that group's 8 leaves, 242 in 11 racks
+    of their own; the zone's out-of-band spines and cores (1U and 2U) take one more rack there: blocks of
+    7 + 1 + 11 + 1 = 20. The 8,192 cores (one core layer joining 63 pods per plane) take
+    ceil(8,192 / 22) = 373 central racks, the central zone's out-of-band switches one more: 374, in the
+    middle of the floor (before group 2,016 / 2 = 1,008).
+    """
+    blocks: list[int] = []
+    for group in range(2016):
+        if group == 1008:
+            blocks.append(374)
+        blocks.append(20 if group % 32 == 15 else 8)
+    return blocks
+
+
+def test_a_million_gpu_site_lays_out_in_fourteen_halls() -> None:
+    # rows of 32 racks, 44 rows a hall (1,408 racks). Blocks of 8 tile a row (4 a row). A pod starting at
+    # position 24 of a row: group 0 ends that row; groups 1-14 (14 blocks) fill 3 rows and 16 racks of a
+    # 4th; the middle block of 20 does not fit the 16 left and starts a row, group 16 joins it (28), group
+    # 17 starts the next; groups 17-31 (15 blocks) fill 3 rows and 24 racks: the next pod starts at 24
+    # again, 9 rows on. The first pod starts at 0 and takes 8 rows + 24. So the 63 pods take 8 + 62 x 9 =
+    # 566 rows + 24 racks, the central 374 racks 11.7 rows more: 578 rows (+ 1 for the ends), and a
+    # block never straddles a hall: at most one more row lost a hall for the pods' middle blocks and 12
+    # for the central one. 578 / 44 = 13.1 halls and (578 + 14 + 12) / 44 = 13.7: 14 halls.
+    blocks = million_gpu_blocks()
+    assert sum(blocks) == 14112 + 2016 + 63 * 12 + 374
+    spots = floor_spots(blocks, 32, 44)
+    assert spots[-1][0] + 1 == 14
+    assert len(set(spots)) == len(spots)                 # no spot used twice
+    # a pod's middle block (7 GPU racks + 13 network racks) starts a row and stays in it
+    middle = sum(blocks[:15])
+    assert spots[middle][2] == 0 and spots[middle + 19][1] == spots[middle][1]
+
+
+def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> None:
+    topology = load_topology(FIXTURES / "scale" / "site-1m-gpus.yaml")
+    assert topology.gpus == 1016064 and topology.gpu_racks == 14112
+    assert topology.racks.spots == floor_spots(million_gpu_blocks(), 32, 44)     # the blocks above
+    oob = topology.fabrics["oob"]
+    # 64 zones (63 pods and the centre), each a three-tier tree of its own; one out-of-band leaf in every
+    # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 373
+    assert oob.buildable and len(oob.zones) == 64
+    assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 373 == len(topology.racks.racks) - 64
+
+
+def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Path) -> None:
+    # halls of one row of 4 racks, 3 km apart: a leaf-spine run between halls is 3 km and more, beyond
+    # every catalog medium (FR4: 2 km)
+    text = (DESIGNS / "roce-h100-2tier.yaml").read_text().replace(
+        "layout: {racks_per_row: 12}", "layout: {racks_per_row: 4, rows_per_hall: 1, hall_spacing_m: 3000}")
+    (tmp_path / "far.yaml").write_text(text)
+    found = [f for f in analyze(tmp_path / "far.yaml", "far.yaml", RunConfig()).findings if f.rule == "NET005"]
+    assert found and all("no catalog media reaches" in f.message for f in found)
+    assert all("between halls" in f.hint and "site.layout.rows_per_hall" in f.hint for f in found)
+
+
+def test_an_out_of_band_tree_too_small_keeps_its_leaves_named_one_by_one() -> None:
+    # 4,000 DGX H100 in 1,000 racks: 168 out-of-band leaves cannot reach one declared SN4600C spine (64
+    # ports): NET001, and the leaves the floor placed are still counted and named one by one (they were
+    # all `oob-leaf0001`, counted once)
+    oob = {**OOB, "tiers": {"leaf": {"switch": "sn2201"}, "spine": {"switch": "sn4600c", "count": 1}}}
+    fabric = {"type": "infiniband", "speed_gbps": 400, "topology": "rail-optimized",
+              "tiers": {"leaf": {"switch": "qm9700"}, "spine": {"switch": "qm9700"}}}
+    topology = topology_with(training({"server": "dgx-h100", "count": 4000, "servers_per_rack": 4}, fabric,
+                                      fabrics={"oob": oob}), {})
+    fab = topology.fabrics["oob"]
+    placed = len(topology.racks.switches[("oob", "leaf")])
+    assert not fab.buildable and placed > 64
+    assert fab.count("leaf") == placed == len(set(fab.names("leaf")))
