@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import cli
 
 
-@pytest.mark.parametrize(("command", "sheets"), [("bom", ["Summary", "BOM", "Power & Cooling", "Findings"]),
+@pytest.mark.parametrize(("command", "sheets"), [("bom", ["Summary", "BOM", "Sources", "Power & Cooling", "Findings"]),
                                                  ("cabling", ["Summary", "Cabling"])])
 def test_every_sheet_prints_and_names_its_fonts(tmp_path, command, sheets):
     from openpyxl import load_workbook
@@ -21,7 +21,7 @@ def test_every_sheet_prints_and_names_its_fonts(tmp_path, command, sheets):
     wb = load_workbook(out)
     assert wb.sheetnames == sheets
     for ws in wb.worksheets:
-        assert ws.page_setup.orientation == "landscape", ws.title
+        assert ws.page_setup.orientation == ("portrait" if ws.title == "BOM" else "landscape"), ws.title
         assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1
         assert ws.page_setup.fitToHeight == 0                  # as many pages tall as it takes
         assert ws.print_title_rows == "$1:$1"

@@ -300,7 +300,7 @@ class _Builder:
                 if e.name in self.appliances:
                     continue
                 allow = self.port_power.node(spec.speed_gbps, e.ports)
-                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, None, allow)
+                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, e.power_w, allow)
                                            for i in range(e.count)]
         if design.storage and design.storage.nodes:
             n = design.storage.nodes
