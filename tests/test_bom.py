@@ -106,10 +106,10 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:M")
     server = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "server")
     n = server[0].row
-    assert server[10].value == f'=IF(J{n}="","",D{n}*J{n})'
-    assert server[9].number_format == '[<1000]"$"#,##0.00;"$"#,##0'      # cents on small values
+    assert server[8].value == f'=IF(H{n}="","",D{n}*H{n})'
+    assert server[7].number_format == '[<1000]"$"#,##0.00;"$"#,##0'      # cents on small values
     total = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "total")
-    assert total[10].value.startswith("=SUM(K")
+    assert total[8].value.startswith("=SUM(I")
     sources = wb["Sources"]                         # row for row with the BOM sheet
     assert [r[0].value for r in sources.iter_rows(min_row=2)] == [r[1].value for r in bom.iter_rows(min_row=2)
                                                                    if r[0].value and r[1].value][:sources.max_row - 1]

@@ -281,14 +281,14 @@ def test_workbook_prices_are_formulas_with_category_subtotals(tmp_path):
     items = [r for r in rows if r[0].value not in ("subtotal", "total", "unpriced lines", "capex low", "capex high")]
     for r in items:
         n = r[0].row
-        assert r[9].value == f'=IF(H{n}="","",ROUND(H{n}*(1-I{n}/100),2))'
-        assert r[10].value == (None if r[11].value else f'=IF(J{n}="","",D{n}*J{n})')
+        assert r[7].value == f'=IF(L{n}="","",ROUND(L{n}*(1-M{n}/100),2))'
+        assert r[8].value == (None if r[10].value else f'=IF(H{n}="","",D{n}*H{n})')
     subtotals = {r[1].value for r in rows if r[0].value == "subtotal"}
-    assert subtotals == {r[0].value for r in items if not r[11].value}
+    assert subtotals == {r[0].value for r in items if not r[10].value}
     total = next(r for r in rows if r[0].value == "total")
-    assert total[10].value.startswith("=SUM(K") and total[3].value is None   # no quantity total
+    assert total[8].value.startswith("=SUM(I") and total[3].value is None   # no quantity total
     low = next(r for r in rows if r[0].value == "capex low")
-    assert low[10].value == f"=SUMPRODUCT(K2:K{len(items) + 1},Sources!D2:D{len(items) + 1})"
+    assert low[8].value == f"=SUMPRODUCT(I2:I{len(items) + 1},Sources!D2:D{len(items) + 1})"
 
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
@@ -308,14 +308,14 @@ def test_libreoffice_recalculates_the_workbook_after_a_price_is_typed(tmp_path):
     ws = wb["BOM"]
     arista = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "arista-7060x6-64pe")
     rack = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "rack-48u")
-    arista[7].value = 70000
-    rack[7].value = rack[7].value + 500
+    arista[11].value = 70000
+    rack[11].value = rack[11].value + 500
     wb.save(tmp_path / "edited.xlsx")
     subprocess.run([SOFFICE, "--headless", f"-env:UserInstallation=file://{tmp_path}/profile", "--convert-to", "xlsx",
                     "--outdir", str(tmp_path / "out"), str(tmp_path / "edited.xlsx")], check=True, timeout=180,
                    capture_output=True)
     calc = load_workbook(tmp_path / "out" / "edited.xlsx", data_only=True)["BOM"]
-    values = {(r[0].value, r[1].value): r[10].value for r in calc.iter_rows(min_row=2)}
+    values = {(r[0].value, r[1].value): r[8].value for r in calc.iter_rows(min_row=2)}
     arista_qty = next(i["qty"] for i in bom["items"] if i["part"] == "arista-7060x6-64pe")
     rack_line = next(i for i in bom["items"] if i["part"] == "rack-48u")
     rack_qty = rack_line["qty"]

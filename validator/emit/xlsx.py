@@ -43,7 +43,7 @@ def _print_setup(ws: Any, title: str, stamp: str, orientation: str = "landscape"
                        (ws.oddHeader.right, stamp), (ws.oddFooter.center, "Page &P of &N")):
         part.text = text
         part.font = FONT
-        part.size = 9
+        part.size = 11            # as the cells: the BOM sheet's 8 pt minimum holds for the header too
 
 
 def _header(ws: Any, names: Sequence[str], widths: Sequence[float], orientation: str = "landscape") -> None:

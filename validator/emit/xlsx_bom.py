@@ -1,12 +1,13 @@
 """The BOM workbook's sheets: Summary, BOM, Sources and Power & Cooling (the package, the cabling sheet
 and the shared cell helpers are in validator/emit/xlsx.py).
 
-BOM prints portrait on A4 or Letter at 8 pt or more: thirteen columns, descriptions wrapped, the price
-sources on a sheet of their own (Sources, one row per BOM line, same row numbers). A line's price is its
-list price (column H) less its discount; unit and extended price are formulas, and so are the subtotals,
-the total and the capex range: each line's low and high are its extended price times the multipliers on
-Sources (the source's own range, else the basis's spread), so a price typed into column H moves all
-three ends when the sheet recalculates.
+BOM prints portrait on A4 or Letter at 8 pt or more (tests/test_workbook_print.py checks LibreOffice's
+PDF): the print area is columns A-J, descriptions wrapped, the price sources on a sheet of their own
+(Sources, one row per BOM line, same row numbers). The inputs stand right of the print area: a line's
+price is its list price (column L) less its discount (M); unit (H) and extended price (I) are formulas,
+and so are the subtotals, the total and the capex range: each line's low and high are its extended price
+times the multipliers on Sources (the source's own range, else the basis's spread), so a price typed
+into column L moves all three ends when the sheet recalculates.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from validator.derive.bom import Bom, Item
 from validator.emit.escape import Formula
 from validator.emit.xlsx import KW, MONEY, _cell, _filter, _header
 
-BOM_COLUMNS = ["category", "part", "description", "qty", "spares", "fabric / in", "unit W", "list price (USD)",
-               "disc. %", "unit price (USD)", "extended (USD)", "incl. in", "price basis"]
-BOM_WIDTHS = [9, 16, 24, 6, 5, 10, 8, 11, 5, 11, 13, 6, 7]
+BOM_COLUMNS = ["category", "part", "description", "qty", "spares", "fabric / in", "unit W", "unit price (USD)",
+               "extended (USD)", "price basis", "incl. in", "list price (USD)", "disc. %"]
+BOM_WIDTHS = [8, 13, 20, 6, 5, 9, 8, 10, 12, 7, 7, 11, 6]
+PRINTED = "J"             # the last printed column: inputs (K-M) stand right of it
 SOURCE_COLUMNS = ["part", "category", "price basis", "low x", "high x", "source class", "date", "price book",
                   "source", "derivation"]
 
@@ -29,12 +31,12 @@ def summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom | None) -> None:
     _header(ws, ["item", "value"], [34, 70])
     for key, value in summary.items():
         fmt = MONEY if key.endswith("(USD)") else (KW if key.endswith("(kW)") else None)
-        ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
+        ws.append([_cell(ws, key, bold=True), _wrapped(ws, value) if isinstance(value, str) else _cell(ws, value, fmt)])
     if bom is not None:
         _, _, total = bom_rows(bom)
         for label, row in (("Capex, priced lines (USD)", total), ("Capex low (USD)", total + 2),
                            ("Capex high (USD)", total + 3)):
-            ws.append([_cell(ws, label, bold=True), _cell(ws, Formula(f"=BOM!K{row}"), MONEY)])
+            ws.append([_cell(ws, label, bold=True), _cell(ws, Formula(f"=BOM!I{row}"), MONEY)])
 
 
 def bom_rows(bom: Bom) -> tuple[int, list[str], int]:
@@ -45,7 +47,7 @@ def bom_rows(bom: Bom) -> tuple[int, list[str], int]:
 
 
 def _list_price(item: Item) -> float | None:
-    """The price before the line's discount (what column H holds)."""
+    """The price before the line's discount (what column L holds)."""
     q = item.quote
     if q is None or item.unit_price is None:
         return None
@@ -77,16 +79,21 @@ def bom_sheet(wb: Any, bom: Bom) -> None:
     ws.page_margins.left = ws.page_margins.right = 0.3
     for n, item in enumerate(bom.items, start=2):
         q = item.quote
-        unit = Formula(f'=IF(H{n}="","",ROUND(H{n}*(1-I{n}/100),2))')
-        extended = None if item.included_in else Formula(f'=IF(J{n}="","",D{n}*J{n})')
+        unit = Formula(f'=IF(L{n}="","",ROUND(L{n}*(1-M{n}/100),2))')
+        extended = None if item.included_in else Formula(f'=IF(H{n}="","",D{n}*H{n})')
         where = item.fabric if item.fabric != "none" else ""
         ws.append([item.category, _wrapped(ws, item.part), _wrapped(ws, item.description), item.qty, item.spares,
-                   _wrapped(ws, f"{where} {item.installed_in}".strip()), _power(ws, item),
-                   _cell(ws, _list_price(item), MONEY), _cell(ws, q.discount_pct if q else 0, "0.0"),
-                   _cell(ws, unit, MONEY), _cell(ws, extended, MONEY), item.included_in,
-                   None if item.included_in or q is None else q.basis])
+                   _wrapped(ws, f"{where} {item.installed_in}".strip()), _power(ws, item), _cell(ws, unit, MONEY),
+                   _cell(ws, extended, MONEY), None if item.included_in or q is None else q.basis, item.included_in,
+                   _cell(ws, _list_price(item), MONEY), _cell(ws, q.discount_pct if q else 0, "0.0")])
     _totals(ws, bom)
+    ws.print_area = f"A1:{PRINTED}{bom_rows(bom)[2] + 3}"
     _filter(ws, len(BOM_COLUMNS), len(bom.items) + 1)
+
+
+def _total_row(ws: Any, label: str, text: str | None, value: Any, fmt: str = MONEY, bold: bool = False) -> None:
+    ws.append([_cell(ws, label, bold=True), None, _wrapped(ws, text) if text else None, None, None, None, None, None,
+               _cell(ws, value, fmt, bold=bold)])
 
 
 def _totals(ws: Any, bom: Bom) -> None:
@@ -94,18 +101,15 @@ def _totals(ws: Any, bom: Bom) -> None:
     ws.append([])
     first = last + 2
     for category in categories:
-        ws.append([_cell(ws, "subtotal", bold=True), category, None, None, None, None, None, None, None, None,
-                   _cell(ws, Formula(f'=SUMIF(A2:A{last},"{category}",K2:K{last})'), MONEY)])
-    unpriced = Formula(f'=SUMPRODUCT((K2:K{last}="")*(L2:L{last}=""))')
-    ws.append([_cell(ws, "total", bold=True), None, "capex expected: the priced lines (unpriced lines are not in it)",
-               None, None, None, None, None, None, None,
-               _cell(ws, Formula(f"=SUM(K{first}:K{total_row - 1})"), MONEY, bold=True)])
-    ws.append([_cell(ws, "unpriced lines", bold=True), None, "lines with no price (type one into column H)", None,
-               None, None, None, None, None, None, _cell(ws, unpriced, "0")])
-    for label, col, text in (("capex low", "D", "each line's extended price x its low multiplier (Sources!D)"),
-                             ("capex high", "E", "each line's extended price x its high multiplier (Sources!E)")):
-        ws.append([_cell(ws, label, bold=True), None, text, None, None, None, None, None, None, None,
-                   _cell(ws, Formula(f"=SUMPRODUCT(K2:K{last},Sources!{col}2:{col}{last})"), MONEY, bold=True)])
+        ws.append([_cell(ws, "subtotal", bold=True), category, None, None, None, None, None, None,
+                   _cell(ws, Formula(f'=SUMIF(A2:A{last},"{category}",I2:I{last})'), MONEY)])
+    _total_row(ws, "total", "capex expected: the priced lines (unpriced lines are not in it)",
+               Formula(f"=SUM(I{first}:I{total_row - 1})"), bold=True)
+    _total_row(ws, "unpriced lines", "lines with no price (type one into column L)",
+               Formula(f'=SUMPRODUCT((I2:I{last}="")*(K2:K{last}=""))'), "0")
+    for label, col in (("capex low", "D"), ("capex high", "E")):
+        _total_row(ws, label, f"extended prices x the {label.split()[1]} multipliers (Sources!{col})",
+                   Formula(f"=SUMPRODUCT(I2:I{last},Sources!{col}2:{col}{last})"), bold=True)
 
 
 def sources_sheet(wb: Any, bom: Bom) -> None:
