@@ -1,6 +1,7 @@
-"""The workbooks print: the BOM sheet portrait at 8 pt or more (LibreOffice's PDF), the others landscape, one page wide, title row repeated, design and date
-in the header, page numbers in the footer, frozen header; fonts named; `bom` and `cabling` write
-different workbooks."""
+"""The workbooks print: the BOM sheet portrait at 8 pt or more (LibreOffice's PDF), the other sheets
+landscape; one page wide, title row repeated, design and date in the header, page numbers in the footer,
+frozen header; fonts named; `bom` and `cabling` write different workbooks; the cabling plan breaks its
+pages at each rack."""
 
 from __future__ import annotations
 
@@ -46,17 +47,18 @@ def _pdf_text_sizes(pdf: Path) -> list[tuple[str, float]]:
     times the scale of its text and page matrices (LibreOffice scales a fit-to-width sheet that way)."""
     from pypdf import PdfReader
 
-    pages = []
-    for page in PdfReader(pdf).pages:
-        seen: list[tuple[str, float]] = []
-
+    def visitor(seen: list[tuple[str, float]]):
         def visit(text: str, cm: list[float], tm: list[float], _font: object, size: float) -> None:
             if text.strip():
                 a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
                 c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
                 seen.append((text.strip(), size * abs(a * d - b * c) ** 0.5))
+        return visit
 
-        page.extract_text(visitor_text=visit)
+    pages = []
+    for page in PdfReader(pdf).pages:
+        seen: list[tuple[str, float]] = []
+        page.extract_text(visitor_text=visitor(seen))
         pages.append((" ".join(t for t, _ in seen[:3]), min(s for _, s in seen)))
     return pages
 
