@@ -194,3 +194,22 @@ def test_a_book_written_with_confidence_reads_as_its_basis(tmp_path):
     assert (book.basis, book.source_class) == ("street", "analyst")
     entry = book.entry("qm9700")
     assert entry is not None and (entry.basis, entry.source_class) == ("quote", "vendor")
+
+
+def test_diff_shows_the_capex_range_and_gates_either_end(tmp_path):
+    """The same DGX H100 price typed into the design (a buyer's own figure: no spread) leaves the expected
+    capex unchanged but narrows its range: the low end rises, the high end falls; a gate can hold either."""
+    import json
+
+    base = FIXTURES / "valid" / "small-training.yaml"
+    head = tmp_path / "head.yaml"
+    head.write_text(base.read_text(encoding="utf-8") + "costs:\n  prices_usd: {dgx-h100: 270000}\n", encoding="utf-8")
+    code, out, _ = cli("diff", str(base), str(head), "--format", "json")
+    assert code == 0
+    (d,) = json.loads(out)["designs"]
+    m = d["metrics"]
+    assert m["capex"]["change"] == 0 and m["capex_low"]["change"] > 0 and m["capex_high"]["change"] < 0
+    assert cli("diff", str(base), str(head), "--fail-if", "capex > +1%")[0] == 0
+    assert cli("diff", str(base), str(head), "--fail-if", "capex_low > +1%")[0] == 1
+    _, text, _ = cli("diff", str(base), str(head))
+    assert "capex, low end" in text and "capex, high end" in text
