@@ -254,7 +254,7 @@ def test_every_catalog_switch_and_nic_states_its_cage():
 def test_catalog_check_reports_gaps_with_the_books_reasons():
     code, out, _ = cli("catalog", "check", "--format", "json")
     assert code == 0
-    gaps = {(g["id"], g["field"]): g["detail"] for g in json.loads(out)}
+    gaps = {(g["id"], g["field"]): g["detail"] for g in json.loads(out)["gaps"]}
     assert gaps[("sn5610", "price")] == "no public figure found"
     assert gaps[("hgx-b300", "power")] == "no max_power_w"
     assert gaps[("sn5600", "power")].startswith("typical only")

@@ -213,3 +213,21 @@ def test_diff_shows_the_capex_range_and_gates_either_end(tmp_path):
     assert cli("diff", str(base), str(head), "--fail-if", "capex_low > +1%")[0] == 1
     _, text, _ = cli("diff", str(base), str(head))
     assert "capex, low end" in text and "capex, high end" in text
+
+
+def test_catalog_check_lists_prices_by_basis_and_fails_on_an_underived_proxy(tmp_path, monkeypatch):
+    import json
+
+    code, out, _ = cli("catalog", "check", "--format", "json")
+    assert code == 0
+    rows = {r["id"]: r for r in json.loads(out)["prices"]}
+    assert (rows["dgx-h200"]["basis"], rows["h100-sxm"]["source_class"]) == ("proxy", "analyst")
+    assert rows["dgx-h100"]["date"] == "2023-05" and rows["dgx-h100"]["age_months"] > 30
+    assert not [r for r in rows.values() if r["problem"]]      # every built-in derived or proxy says how
+    _, text, _ = cli("catalog", "check")
+    assert "prices by basis:" in text and "prices by source class:" in text
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "book.yaml").write_text("pricebook: 1\nname: b\ncurrency: USD\ndate: 2026-11\nsource: our guess\n"
+                                        "basis: proxy\nprices: {sn5610: 30000}\n", encoding="utf-8")
+    code, text, _ = cli("catalog", "check", "--prices", "book.yaml")
+    assert code == 1 and "PROBLEM: proxy price without its derivation" in text
