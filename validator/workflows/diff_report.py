@@ -10,8 +10,8 @@ from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
 HEADLINE = ("gpus", "switches", "it_kw", "capex", "capex_low", "capex_high", "mfu", "tokens_per_s",
-            "output_tokens_per_s_per_gpu", "replicas_needed", "prefill_replicas_needed", "cost_per_million_tokens", "ttft_ms", "tpot_ms",
-            "max_concurrency")
+            "output_tokens_per_s_per_gpu", "replicas_needed", "prefill_replicas_needed", "cost_per_million_tokens",
+            "ttft_ms", "tpot_ms", "max_concurrency")
 
 
 def _fmt(metric: str, value: float | None) -> str:
