@@ -18,8 +18,9 @@ from validator.resolve.prices import WEAK_BASES, PriceTable
 
 CAGES = ("OSFP", "QSFP-DD", "QSFP112", "QSFP56", "QSFP28", "SFP28", "RJ45")
 PRICED_KINDS = ("gpu", "server", "nic", "switch", "transceiver", "cable", "facility")
-# BOM lines the design describes rather than the catalog (storage.nodes): a book may price them too
-DESIGN_PARTS = frozenset({"storage-node"})
+# BOM lines the design describes rather than the catalog (storage.nodes, an extra endpoint named ufm): a book
+# may price them too
+DESIGN_PARTS = frozenset({"storage-node", "ufm"})
 
 
 @fact
