@@ -100,16 +100,19 @@ def test_workbook_reads_back_with_formulas(tmp_path):
                      "--timestamp", "2026-12-01T00:00:00")
     assert code == 0
     wb = load_workbook(out)
-    assert wb.sheetnames == ["Summary", "BOM", "Power & Cooling", "Findings"]
+    assert wb.sheetnames == ["Summary", "BOM", "Sources", "Power & Cooling", "Findings"]
     bom = wb["BOM"]
     assert [c.value for c in bom[1]][:4] == ["category", "part", "description", "qty"]
-    assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:P")
+    assert bom.freeze_panes == "A2" and bom.auto_filter.ref.startswith("A1:M")
     server = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "server")
     n = server[0].row
-    assert server[12].value == f'=IF(L{n}="","",D{n}*L{n})'
-    assert server[11].number_format == '"$"#,##0'
+    assert server[8].value == f'=IF(H{n}="","",D{n}*H{n})'
+    assert server[7].number_format == '[<1000]"$"#,##0.00;"$"#,##0'      # cents on small values
     total = next(r for r in bom.iter_rows(min_row=2) if r[0].value == "total")
-    assert total[12].value.startswith("=SUM(M")
+    assert total[8].value.startswith("=SUM(I")
+    sources = wb["Sources"]                         # row for row with the BOM sheet
+    assert [r[0].value for r in sources.iter_rows(min_row=2)] == [r[1].value for r in bom.iter_rows(min_row=2)
+                                                                   if r[0].value and r[1].value][:sources.max_row - 1]
     cabling_book = tmp_path / "cabling.xlsx"
     assert cli("cabling", "designs/superpod-h100-4su.yaml", "--format", "xlsx", "-o", str(cabling_book),
                "--timestamp", "2026-12-01T00:00:00")[0] == 0
@@ -122,7 +125,7 @@ def test_workbook_reads_back_with_formulas(tmp_path):
     assert summary["design"] == "superpod-h100-4su" and summary["generated"] == "2026-12-01T00:00:00Z"
     assert summary["catalog"] and len(summary["design sha256"]) == 64
     power = {r[0].value: r[1].value for r in wb["Power & Cooling"].iter_rows(min_row=2)}
-    assert power["facility power"] == '=IF(ISNUMBER(B11),B11*B12,"unknown")'
+    assert power["facility power"] == '=IF(ISNUMBER(B12),B12*B13,"unknown")'
 
 
 def test_workbook_is_byte_identical(tmp_path):

@@ -53,9 +53,11 @@ def test_power_summary_carries_the_bom_figures():
     p = _bom_json()["power"]
     code, out, _ = cli("bom", DESIGN, "--format", "power")
     assert code == 0
-    assert f"| facility power | {p['facility_kw']:,.1f} kW |" in out
+    # the UFM appliance has no published power: facility power and air heat are unknown, never a smaller sum
+    assert p["facility_kw"] is None and "| facility power | unknown kW |" in out
+    assert "Power unknown (left out of the totals above): ufm." in out
     for cooling, kw in p["heat_kw_by_cooling"].items():
-        assert f"| {cooling} | {kw:,.1f} |" in out
+        assert f"| {cooling} | {'unknown' if kw is None else f'{kw:,.1f}'} |" in out
 
 
 def _repo_with_templates(tmp_path, files: dict[str, str]):

@@ -16,7 +16,6 @@ from tests.builders import topology_of
 from tests.helpers import DESIGNS, FIXTURES, ROOT, cli, rel
 from tests.test_fabric_sizing import ROWS, _design
 from validator.derive.bom import build_bom
-from validator.derive.cost import TcoInputs, tco
 from validator.pipeline import analyze, load_topology
 from validator.resolve.catalog import builtin_catalog
 from validator.resolve.catalog.check import CAGES
@@ -27,9 +26,13 @@ VALID_FIXTURES = sorted((FIXTURES / "valid").glob("*.yaml"))      # the heavier 
 # Parts no public figure prices or powers, shown as incomplete and named, not guessed. NVL36x2 tray: no price
 # (NVL72 figures do not carry over: twice the switch trays, two racks). Arista 7816 R4: no list, reseller or
 # analyst price; power only per line card (16 x 1,110 W max), not for the chassis: a lower bound, not a maximum.
+# UFM appliances (extra_endpoints): a BOM line of their own, but NVIDIA publishes neither a price nor a power
+# figure for the UFM Enterprise Appliance, so a design that does not state them has a partial capex and unknown
+# IT power naming them (issue 27).
 R4 = ["arista-7816r4-36pe"]
-UNPRICED_BY_DESIGN = {"gb200-nvl36x2-inference": ["gb200-nvl36x2-tray"], "meta-llama3-roce-zones": R4}
-UNKNOWN_POWER_BY_DESIGN = {"meta-llama3-roce-zones": R4}
+UNPRICED_BY_DESIGN = {"gb200-nvl36x2-inference": ["gb200-nvl36x2-tray"], "meta-llama3-roce-zones": R4,
+                      "superpod-h100-4su": ["ufm"]}
+UNKNOWN_POWER_BY_DESIGN = {"meta-llama3-roce-zones": R4, "superpod-h100-4su": ["ufm"]}
 
 
 def _book(path: Path, prices: dict[str, object], **extra: object) -> Path:
@@ -61,14 +64,18 @@ def test_every_example_has_a_complete_capex_and_known_power(path):
     assert t["capex_usd"] > 0 and pw["unknown_power_parts"] == unpowered and (pw["it_kw"] is None) == bool(unpowered)
     for item in bom["items"]:
         if item["extended_price"] is not None:      # every priced line says where its price comes from
-            assert item["price_source"] and item["price_confidence"]
+            assert item["price_source"] and item["price_basis"]
+            assert item["extended_low"] <= item["extended_price"] <= item["extended_high"]
+            if item["price_basis"] in ("derived", "proxy"):      # and how it was derived, or what stands in
+                assert item["price_derivation"], item["part"]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['family']}-{r['su']}su")
 def test_every_reference_design_is_priced_from_the_defaults(row):
     bom = build_bom(topology_of(_design(row)))
-    assert bom.totals["unpriced_parts"] == [] and bom.totals["capex_complete"]
-    assert bom.power["unknown_power_parts"] == [] and bom.power["it_kw"] is not None
+    ufm = ["ufm"] if "ufm" in str(_design(row)) else []     # no public UFM appliance price or power
+    assert bom.totals["unpriced_parts"] == ufm and bom.totals["capex_complete"] == (not ufm)
+    assert bom.power["unknown_power_parts"] == ufm and (bom.power["it_kw"] is None) == bool(ufm)
 
 
 def _street(part: str):
@@ -76,7 +83,8 @@ def _street(part: str):
 
 
 def test_gaps_filled_from_public_figures_carry_their_arithmetic():
-    """Each figure from its source's numbers: derived estimates say so in `confidence`."""
+    """Each figure from its source's numbers: derived and proxy prices say so in `basis`, with the arithmetic
+    (or the product standing in) in `derivation`."""
     cny_per_usd = 7.1                               # the book's stated assumption
     expected = {
         "hgx-h100-dual-200g": 296_644,              # Dihuni HGX H100 8-GPU server listing, as hgx-h100
@@ -84,10 +92,11 @@ def test_gaps_filled_from_public_figures_carry_their_arithmetic():
         "rdhx-passive-35": (50_000 + 200_000) / 2 / cny_per_usd,    # RDHx CNY 50,000-200,000 per door
         "storage-node": (200_000 + 800_000) / 2 / cny_per_usd,      # Lustre/GPFS node CNY 200,000-800,000
     }
+    basis = {"hgx-h100-dual-200g": "proxy"}
     for part, price in expected.items():
         entry = _street(part)
         assert entry.price == pytest.approx(price, abs=50), part       # rounded to the book's precision
-        assert entry.confidence == "derived-estimate" and entry.source.startswith(("derived", "proxy")), part
+        assert entry.basis == basis.get(part, "derived") and entry.derivation, part
     cat = builtin_catalog()
     # 66 kW per NVL36x2 rack (Ming-Chi Kuo) over its 9 compute trays, the switch trays' share included
     assert cat.server("gb200-nvl36x2-tray").max_power_w == pytest.approx(66_000 / 9, abs=1)
@@ -182,48 +191,6 @@ def test_a_bad_price_book_is_reported_with_its_line(tmp_path):
     assert code == 1 and "a EUR book needs `usd_per_unit`" in err
 
 
-# ---------------------------------------------------------------- TCO
-
-
-def test_tco_arithmetic():
-    out = tco(TcoInputs(capex_usd=1_000_000, it_kw=100, gpus=8, pue=1.5, electricity_usd_per_kwh=0.1,
-                        utilization=0.5, depreciation_years=5, support_pct_per_year=10, hours_per_year=8760))
-    # energy 100 kW x 1.5 x 4,380 busy hours x $0.1; depreciation 1M / 5; support 10% of 1M
-    assert out["energy_usd_per_year"] == pytest.approx(65_700)
-    assert out["depreciation_usd_per_year"] == pytest.approx(200_000)
-    assert out["support_usd_per_year"] == pytest.approx(100_000)
-    assert out["total_usd_per_year"] == pytest.approx(365_700)
-    assert out["gpu_hour_usd"] == pytest.approx(365_700 / (8 * 4_380))
-    partial = tco(TcoInputs(None, 100, 8, 1.5, 0.1, 0.5, 5, 10))
-    assert partial["total_usd_per_year"] is None and partial["gpu_hour_usd"] is None
-
-
-def test_cost_per_token_reads_the_design_tco():
-    from validator.derive import Derived
-    from validator.derive.cost import design_tco
-
-    topo = load_topology(DESIGNS / "inference-disaggregated-h100.yaml")
-    derived = Derived(topo)
-    est = derived.estimate.as_dict()
-    rate = design_tco(topo, derived.bom)["gpu_hour_usd"]
-    assert rate == pytest.approx(derived.bom.tco["gpu_hour_usd"])
-    assert est["cost_per_million_tokens"] == pytest.approx(rate / (est["output_tokens_per_s_per_gpu"] * 3600 / 1e6),
-                                                           rel=1e-3)
-
-
-def test_tco_inputs_from_the_repository_and_the_design(tmp_path):
-    shutil.copy(FIXTURES / "valid" / "small-training.yaml", tmp_path / "d.yaml")
-    (tmp_path / ".clusterplan.yaml").write_text(
-        "tco: {electricity_usd_per_kwh: 0.2, utilization: 0.5, depreciation_years: 3, support_pct_per_year: 0}\n",
-        encoding="utf-8")
-    bom = _bom_json(str(tmp_path / "d.yaml"), "--config", str(tmp_path / ".clusterplan.yaml"))
-    inputs = bom["tco"]["inputs"]
-    assert (inputs["electricity_usd_per_kwh"], inputs["utilization"], inputs["depreciation_years"]) == (0.2, 0.5, 3)
-    assert bom["tco"]["depreciation_usd_per_year"] == pytest.approx(bom["totals"]["capex_usd"] / 3, rel=1e-6)
-    facility = bom["power"]["facility_kw"]
-    assert bom["tco"]["energy_usd_per_year"] == pytest.approx(facility * 8760 * 0.5 * 0.2, rel=1e-6)
-
-
 # ---------------------------------------------------------------- power on one basis, unknown stays unknown
 
 
@@ -231,23 +198,23 @@ def test_unknown_power_is_a_finding_and_shown_as_unknown(tmp_path):
     path = ROOT / "tests" / "rules" / "BOM002" / "fail.yaml"
     findings = analyze(path, rel(path)).findings
     assert [(f.rule, f.severity) for f in findings] == [("BOM002", "warning")]
-    assert "mms4x50-nm" in findings[0].message
+    assert "fabric-manager" in findings[0].message
     bom = _bom_json(rel(path))
     assert bom["power"]["it_kw"] is None and bom["power"]["facility_kw"] is None
-    assert bom["power"]["it_kw_known"] > 0 and bom["power"]["unknown_power_parts"] == ["mms4x50-nm"]
+    assert bom["power"]["it_kw_known"] > 0 and bom["power"]["unknown_power_parts"] == ["fabric-manager"]
     assert bom["tco"]["gpu_hour_usd"] is None
-    assert {i["power_basis"] for i in _lines(bom, "mms4x50-nm")} == {None}
+    assert {i["power_basis"] for i in _lines(bom, "fabric-manager")} == {None}
     _, text, _ = cli("bom", rel(path))
-    assert "IT power unknown" in text and "no power figure for mms4x50-nm" in text
-    assert all("unknown" in line for line in text.splitlines() if " mms4x50-nm " in line)
+    assert "IT power unknown" in text and "no power figure for fabric-manager" in text
+    assert all("unknown" in line for line in text.splitlines() if line.startswith("appliance    fabric-manager"))
     out = tmp_path / "b.xlsx"
     assert cli("bom", rel(path), "-f", "xlsx", "-o", str(out), "--timestamp", "2026-12-01")[0] == 0
     from openpyxl import load_workbook
 
     wb = load_workbook(out)
     power = {r[0].value: r[1].value for r in wb["Power & Cooling"].iter_rows(min_row=2)}
-    assert power["optics"] == "unknown" and "unknown" in power["IT power"]
-    assert {r[7].value for r in wb["BOM"].iter_rows(min_row=2) if r[1].value == "mms4x50-nm"} == {"unknown"}
+    assert power["appliances"] == "unknown" and "unknown" in power["IT power"]
+    assert {r[6].value for r in wb["BOM"].iter_rows(min_row=2) if r[1].value == "fabric-manager"} == {"unknown"}
 
 
 def test_switch_optics_are_not_counted_twice():
@@ -287,7 +254,7 @@ def test_every_catalog_switch_and_nic_states_its_cage():
 def test_catalog_check_reports_gaps_with_the_books_reasons():
     code, out, _ = cli("catalog", "check", "--format", "json")
     assert code == 0
-    gaps = {(g["id"], g["field"]): g["detail"] for g in json.loads(out)}
+    gaps = {(g["id"], g["field"]): g["detail"] for g in json.loads(out)["gaps"]}
     assert gaps[("sn5610", "price")] == "no public figure found"
     assert gaps[("hgx-b300", "power")] == "no max_power_w"
     assert gaps[("sn5600", "power")].startswith("typical only")
@@ -311,15 +278,17 @@ def test_workbook_prices_are_formulas_with_category_subtotals(tmp_path):
     cli("bom", "designs/superpod-h100-4su.yaml", "-f", "xlsx", "-o", str(out), "--timestamp", "2026-12-01")
     ws = load_workbook(out)["BOM"]
     rows = [r for r in ws.iter_rows(min_row=2) if r[0].value]
-    items = [r for r in rows if r[0].value not in ("subtotal", "total", "unpriced lines")]
+    items = [r for r in rows if r[0].value not in ("subtotal", "total", "unpriced lines", "capex low", "capex high")]
     for r in items:
         n = r[0].row
-        assert r[11].value == f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))'
-        assert r[12].value == (None if r[13].value else f'=IF(L{n}="","",D{n}*L{n})')
+        assert r[7].value == f'=IF(L{n}="","",ROUND(L{n}*(1-M{n}/100),2))'
+        assert r[8].value == (None if r[10].value else f'=IF(H{n}="","",D{n}*H{n})')
     subtotals = {r[1].value for r in rows if r[0].value == "subtotal"}
-    assert subtotals == {r[0].value for r in items if not r[13].value}
+    assert subtotals == {r[0].value for r in items if not r[10].value}
     total = next(r for r in rows if r[0].value == "total")
-    assert total[12].value.startswith("=SUM(M") and total[3].value is None   # no quantity total
+    assert total[8].value.startswith("=SUM(I") and total[3].value is None   # no quantity total
+    low = next(r for r in rows if r[0].value == "capex low")
+    assert low[8].value == f"=SUMPRODUCT(I2:I{len(items) + 1},Sources!D2:D{len(items) + 1})"
 
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
@@ -339,24 +308,34 @@ def test_libreoffice_recalculates_the_workbook_after_a_price_is_typed(tmp_path):
     ws = wb["BOM"]
     arista = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "arista-7060x6-64pe")
     rack = next(r for r in ws.iter_rows(min_row=2) if r[1].value == "rack-48u")
-    arista[9].value = 70000
-    rack[9].value = rack[9].value + 500
+    arista[11].value = 70000
+    rack[11].value = rack[11].value + 500
     wb.save(tmp_path / "edited.xlsx")
     subprocess.run([SOFFICE, "--headless", f"-env:UserInstallation=file://{tmp_path}/profile", "--convert-to", "xlsx",
                     "--outdir", str(tmp_path / "out"), str(tmp_path / "edited.xlsx")], check=True, timeout=180,
                    capture_output=True)
     calc = load_workbook(tmp_path / "out" / "edited.xlsx", data_only=True)["BOM"]
-    values = {(r[0].value, r[1].value): r[12].value for r in calc.iter_rows(min_row=2)}
+    values = {(r[0].value, r[1].value): r[8].value for r in calc.iter_rows(min_row=2)}
     arista_qty = next(i["qty"] for i in bom["items"] if i["part"] == "arista-7060x6-64pe")
-    rack_qty = next(i["qty"] for i in bom["items"] if i["part"] == "rack-48u")
+    rack_line = next(i for i in bom["items"] if i["part"] == "rack-48u")
+    rack_qty = rack_line["qty"]
     added = 70000 * arista_qty + 500 * rack_qty
-    assert values[("total", None)] == pytest.approx(bom["totals"]["capex_usd"] + added, abs=0.01)
-    assert values[("subtotal", "switch")] == pytest.approx(bom["totals"]["capex_by_category_usd"]["switch"]
+    t = bom["totals"]
+    assert values[("total", None)] == pytest.approx(t["capex_usd"] + added, abs=0.01)
+    assert values[("subtotal", "switch")] == pytest.approx(t["capex_by_category_usd"]["switch"]
                                                            + 70000 * arista_qty, abs=0.01)
     assert values[("unpriced lines", None)] == 0
+    # the range moves too: the typed Arista price counts as a quote (low = high = it), the rack's 500 more moves
+    # each end by its multiplier (the rack line's own low / high over its expected price)
+    low_x, high_x = (rack_line[k] / rack_line["extended_price"] for k in ("extended_low", "extended_high"))
+    assert values[("capex low", None)] == pytest.approx(t["capex_low"] + 70000 * arista_qty + 500 * rack_qty * low_x,
+                                                        abs=1)
+    assert values[("capex high", None)] == pytest.approx(t["capex_high"] + 70000 * arista_qty
+                                                         + 500 * rack_qty * high_x, abs=1)
     summary = {r[0].value: r[1].value for r in load_workbook(tmp_path / "out" / "edited.xlsx", data_only=True)[
         "Summary"].iter_rows(min_row=2)}
     assert summary["Capex, priced lines (USD)"] == pytest.approx(values[("total", None)])
+    assert summary["Capex low (USD)"] == pytest.approx(values[("capex low", None)])
 
 
 # ---------------------------------------------------------------- diff
@@ -387,7 +366,8 @@ def test_diff_reports_a_price_book_change(tmp_path, monkeypatch):
     (design,) = json.loads(out)["designs"]
     assert design["file"] == "su1.yaml" and design["status"] == "changed"
     assert design["metrics"]["capex"]["change"] == pytest.approx(5000 * (int(row["leaf"]) + int(row["spine"])))
-    assert design["unpriced_note"] is None
+    assert design["unpriced_note"] == ("capex is partial: base has 1 unpriced BOM line(s) (ufm); head has 1 "
+                                       "unpriced BOM line(s) (ufm)")     # no public UFM appliance price
 
 
 def test_diff_states_unpriced_lines_on_either_side(tmp_path):

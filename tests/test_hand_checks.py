@@ -35,22 +35,23 @@ def test_bom_power_of_the_disaggregated_fleet():
     power = _json("bom", "designs/inference-disaggregated-h100.yaml")["power"]
     # 24 DGX H100 in 6 racks of 4, at 10,200 W each
     assert power["servers_kw"] == pytest.approx(24 * 10.2)                         # 244.8 kW
-    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W), the leaf's 16 twin-port uplink
-    # modules (15 W) and 16 in-rack DACs (0.2 W, both ends in the rack)
-    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + 16 * 0.015 + 16 * 0.0002, abs=1e-3)
+    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W, a maximum that includes its modules:
+    # (2,218 - 640) W / 64 ports = 24.7 W a port, more than a 15 W twin-port module, so its 16 uplink modules
+    # add nothing) and 16 in-rack DACs (0.2 W, both ends in the rack)
+    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + 16 * 0.0002, abs=1e-3)
     assert power["gpu_racks"] == 24 // 4
     # compute fabric: a fat-tree with a spine puts one leaf in each of the 6 racks (4 x 8 = 32 links down,
     # 32 up at 1:1); 6 x 32 = 192 uplinks / 128 ports = 2 spines; 8 switches x 2,218 W maximum; one SN2201
     # at its 98 W typical (no maximum published)
     assert power["switches_kw"] == pytest.approx((8 * 2218 + 98) / 1000)            # 17.842 kW
     assert power["typical_parts"] == ["sn2201"]
-    # the 192 leaf-spine links take a twin-port module at each end: 96 on the leaves + 96 on the spines =
-    # 192 modules x 15 W (spares are not powered)
-    assert power["optics_kw"] == pytest.approx(192 * 15 / 1000)                      # 2.88 kW
+    # the 192 leaf-spine links take a twin-port module at each end: 96 on the leaves + 96 on the spines, all
+    # in Tomahawk 5 cages whose 2,218 W maximum already includes them (24.7 W a port): 0 kW added
+    assert power["optics_kw"] == 0.0
     # servers reach their in-rack leaf over 96 twin-port DACs (4 servers x 8 links / 2 per cable x 6 racks),
     # 0.2 W each (MCP4Y10 spec)
     assert power["cables_kw"] == pytest.approx(96 * 0.2 / 1000, abs=1e-3)            # 0.019 kW
-    it_kw = 244.8 + 17.842 + 2.88 + 96 * 0.2 / 1000                                  # 265.541 kW
+    it_kw = 244.8 + 17.842 + 96 * 0.2 / 1000                                         # 262.661 kW
     assert power["it_kw"] == pytest.approx(it_kw, abs=1e-3)
     assert power["facility_kw"] == pytest.approx(it_kw * 1.4, abs=1e-3)              # design PUE 1.4
 

@@ -131,6 +131,7 @@ UNTYPED = {
     "validator/emit/render/platforms.py": "sonic_platforms.yaml, sonic_buffers.yaml",
     "validator/derive/switch_os.py": "sonic_buffers.yaml (the switch-OS plug-in's buffer data, as platforms.py)",
     "validator/derive/estimate/interval.py": "intervals.yaml (written by benchmarks/intervals.py)",
+    "validator/resolve/prices.py": "price_ranges.yaml (spreads by basis: low/high pairs, not sourced figures)",
 }
 
 

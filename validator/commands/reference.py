@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -160,10 +160,13 @@ def catalog_check(
     fmt: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.text,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any entry has a gap.")] = False,
 ) -> None:
-    """Report built-in catalog entries missing power, price, cage (and module top) or source."""
+    """Report built-in catalog entries missing power, price, cage (and module top) or source, and list every
+    price by basis, age and source class; exit 1 on a derived or proxy price without its derivation."""
+    from datetime import date
+
     from validator.base.errors import DesignError
     from validator.resolve.catalog import builtin_catalog
-    from validator.resolve.catalog.check import catalog_gaps
+    from validator.resolve.catalog.check import catalog_gaps, price_audit
     from validator.resolve.prices import BookRef, price_table
 
     try:
@@ -171,16 +174,35 @@ def catalog_check(
     except DesignError as exc:
         fail("; ".join(f"{d.file}:{d.line}: {d.message}" for d in exc.diagnostics))
     gaps = catalog_gaps(builtin_catalog(), table)
+    audit = price_audit(builtin_catalog(), table, date.today())
     if fmt == Fmt.json:
-        sys.stdout.write(dump_json([{"kind": g.kind, "id": g.id, "field": g.field, "detail": g.detail} for g in gaps]))
+        sys.stdout.write(dump_json({
+            "gaps": [{"kind": g.kind, "id": g.id, "field": g.field, "detail": g.detail} for g in gaps],
+            "prices": [{"kind": r.kind, "id": r.id, "basis": r.basis, "date": r.date, "age_months": r.age_months,
+                        "source_class": r.source_class, "origin": r.origin, "problem": r.problem} for r in audit]}))
     else:
-        width = max((len(g.id) for g in gaps), default=10)
-        sys.stdout.write("".join(f"{g.kind:<12} {g.id:<{width}}  {g.field:<6} {g.detail}\n" for g in gaps))
-        fields = sorted({g.field for g in gaps})
-        sys.stdout.write(f"{len(gaps)} gaps: " + ", ".join(f"{sum(g.field == f for g in gaps)} {f}" for f in fields)
-                         + "\n")
-    if strict and gaps:
+        sys.stdout.write(_check_text(gaps, audit))
+    if any(r.problem for r in audit) or (strict and gaps):
         raise typer.Exit(1)
+
+
+def _check_text(gaps: list[Any], audit: list[Any]) -> str:
+    width = max((len(g.id) for g in gaps), default=10)
+    out = [f"{g.kind:<12} {g.id:<{width}}  {g.field:<6} {g.detail}\n" for g in gaps]
+    fields = sorted({g.field for g in gaps})
+    out.append(f"{len(gaps)} gaps: " + ", ".join(f"{sum(g.field == f for g in gaps)} {f}" for f in fields) + "\n\n")
+    width = max((len(r.id) for r in audit), default=10)
+    out.append(f"{'basis':<8} {'source':<10} {'date':<10} {'age':>5}  {'part':<{width}}  price book\n")
+    for r in audit:
+        age = "?" if r.age_months is None else f"{r.age_months}mo"
+        out.append(f"{r.basis:<8} {r.source_class or '-':<10} {r.date or '-':<10} {age:>5}  {r.id:<{width}}  "
+                   f"{r.origin}{'  PROBLEM: ' + r.problem if r.problem else ''}\n")
+    for name, key in (("basis", "basis"), ("source class", "source_class")):
+        counts: dict[str, int] = {}
+        for r in audit:
+            counts[getattr(r, key) or "-"] = counts.get(getattr(r, key) or "-", 0) + 1
+        out.append(f"prices by {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
+    return "".join(out)
 
 
 @catalog_app.command("show")

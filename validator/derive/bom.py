@@ -21,10 +21,10 @@ from validator.derive.rack_power import RackPower, optics_in_switch
 from validator.expand.topology import Topology
 from validator.resolve.prices import Quote
 
-BOM_VERSION = 2
+BOM_VERSION = 3
 ITEM_FIELDS = ("category", "part", "description", "qty", "spares", "fabric", "installed_in", "unit_power_w",
-               "power_basis", "unit_price", "extended_price", "included_in", "price_origin", "price_source",
-               "price_date", "price_confidence")
+               "power_basis", "unit_price", "extended_price", "extended_low", "extended_high", "included_in",
+               "price_origin", "price_source", "price_date", "price_basis", "price_source_class", "price_derivation")
 FACILITY = ("rack", "pdu", "cdu", "rdhx")   # their own power is facility overhead, in the PUE
 
 
@@ -42,12 +42,22 @@ class Item:
     included_in: str | None = None     # e.g. "server": part of another line's price and power
     power_basis: str | None = None     # max, typical, included, pue, design; None: unknown
     quote: Quote | None = None
+    unit_low: float | None = None      # the price's range (validator/resolve/prices.py Quote.unit_range)
+    unit_high: float | None = None
 
     @property
     def extended_price(self) -> float | None:
         if self.included_in or self.unit_price is None:
             return None
         return round(self.unit_price * self.qty, 2)
+
+    @property
+    def extended_low(self) -> float | None:
+        return None if self.extended_price is None or self.unit_low is None else round(self.unit_low * self.qty, 2)
+
+    @property
+    def extended_high(self) -> float | None:
+        return None if self.extended_price is None or self.unit_high is None else round(self.unit_high * self.qty, 2)
 
     @property
     def unknown_power(self) -> bool:
@@ -62,9 +72,11 @@ class Item:
 
     def as_dict(self) -> dict[str, Any]:
         q = self.quote
-        out = {k: getattr(self, k) for k in ITEM_FIELDS[:12]}
+        out = {k: getattr(self, k) for k in ITEM_FIELDS[:14]}
         out.update({"price_origin": q.origin if q else None, "price_source": q.source if q else None,
-                    "price_date": q.date if q else None, "price_confidence": q.confidence if q else None})
+                    "price_date": q.date if q else None, "price_basis": q.basis if q else None,
+                    "price_source_class": q.source_class if q else None,
+                    "price_derivation": q.derivation if q else None})
         return out
 
 
@@ -97,15 +109,16 @@ class _Pricer:
         self.design = r.design.costs.prices_usd
 
     def __call__(self, item: Item, catalog_price: float | None = None, length_m: float | None = None,
-                 own: float | None = None) -> Item:
+                 own: float | None = None, own_key: str = "storage.nodes.price_usd") -> Item:
         """Price a line; `own` is a price the design states for the line itself (storage nodes)."""
         origin = self.catalog.origin.get((_kind(item.category), item.part), "catalog")
         quote = self.table.quote(item.part, item.category, catalog_price, f"catalog {origin}", self.design)
         if own is not None:
-            quote = Quote(item.part, own, 0.0, 0.0, "design storage.nodes.price_usd", None, "design",
-                          "design storage.nodes.price_usd")
+            quote = Quote(item.part, own, 0.0, 0.0, f"design {own_key}", None, "design", f"design {own_key}",
+                          source_class="buyer")
         if quote is not None:
             item.quote, item.unit_price = quote, quote.unit_usd(length_m)
+            item.unit_low, item.unit_high = quote.unit_range(length_m)
         return item
 
 
@@ -129,6 +142,7 @@ def build_bom(topology: Topology, plan: Plan | None = None, racks: RackPower | N
         node = Item("storage", "storage-node", f"{d.storage.type} storage node", n.count, "storage", "rack",
                     n.power_w, power_basis="design" if n.power_w is not None else None)
         items.append(price(node, own=n.price_usd))
+    items += _appliance_items(topology, price)
     power = power_summary(topology, plan, items, racks)
     items += _facility_items(topology, plan, racks, power, price, defaults)
     _apply_spares(items, d.costs.spares_pct, defaults)
@@ -142,7 +156,23 @@ def build_bom(topology: Topology, plan: Plan | None = None, racks: RackPower | N
 
 
 CATEGORIES = ("server", "gpu", "nic", "dpu", "nvlink-switch-tray", "power-shelf", "switch", "transceiver", "cable",
-              "storage", "rack", "pdu", "cdu", "rdhx")
+              "storage", "appliance", "rack", "pdu", "cdu", "rdhx")
+
+
+def _appliance_items(topology: Topology, price: _Pricer) -> list[Item]:
+    """The devices a fabric's `extra_endpoints` name (UFM, management servers), as `racks` places them: one
+    line per name (the first fabric naming it), power and price from the design, else unknown."""
+    items: list[Item] = []
+    seen: set[str] = set()
+    for name, fab in topology.resolved.fabrics.items():
+        for e in fab.spec.extra_endpoints:
+            if e.name in seen:
+                continue
+            seen.add(e.name)
+            item = Item("appliance", e.name, f"{e.name} appliance ({e.ports} port(s) on the {name} fabric)", e.count,
+                        name, "rack", e.power_w, power_basis="design" if e.power_w is not None else None)
+            items.append(price(item, own=e.price_usd, own_key=f"fabrics.{name}.extra_endpoints {e.name} price_usd"))
+    return items
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 
 
@@ -150,8 +180,9 @@ def _server_items(topology: Topology, price: _Pricer) -> list[Item]:
     r = topology.resolved
     cat = r.catalog
     server = r.server
+    basis = (server.power_basis or "max") if server.max_power_w is not None else None
     items = [price(Item("server", server.id, server.name, topology.servers, "none", "rack", server.max_power_w,
-                        power_basis="max" if server.max_power_w is not None else None), server.price_usd)]
+                        power_basis=basis), server.price_usd)]
     items.append(price(Item("gpu", r.gpu.id, r.gpu.name, topology.gpus, "none", "server", r.gpu.tdp_w,
                             included_in="server", power_basis="included"), r.gpu.price_usd))
     for slot in server.nics:
@@ -243,8 +274,18 @@ def _facility_items(topology: Topology, plan: Plan, racks: RackPower, power: dic
     cat = r.catalog
     rack = r.rack
     site = r.design.site.rack
-    items = [price(Item("rack", rack.id, rack.name, plan.layout.rack_count, "none", "site", None, power_basis="pue"),
-                   rack.price_usd)]
+    system = r.server.rack_system
+    bought = plan.layout.rack_count
+    items = []
+    if system is not None and system.includes_rack:
+        # NVL72-style racks come whole: their cabinets are in the compute trays' price
+        bought -= topology.gpu_racks
+        items.append(price(Item("rack", rack.id, f"{rack.name} (GPU racks: in the {r.server.id} price)",
+                                topology.gpu_racks, "none", "site", None, included_in="server", power_basis="pue"),
+                           rack.price_usd))
+    if bought:
+        items.append(price(Item("rack", rack.id, rack.name, bought, "none", "site", None, power_basis="pue"),
+                           rack.price_usd))
     pdu = cat.facility(site.pdu or str(defaults["pdu"]))
     feeds = int(defaults["pdu_feeds"])
     if pdu.capacity_kw:

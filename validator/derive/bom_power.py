@@ -54,11 +54,12 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item], racks: Rack
     switch_optics = _group_kw(items, _switch_end)
     cables_kw = _group_kw(items, lambda i: i.category == "cable")
     storage_kw = _group_kw(items, lambda i: i.category == "storage")
+    appliances_kw = _group_kw(items, lambda i: i.category == "appliance")
     optics_kw = _sum(node_optics, switch_optics)
-    it_kw = _sum(servers_kw, switches_kw, optics_kw, cables_kw, storage_kw)
+    it_kw = _sum(servers_kw, switches_kw, optics_kw, cables_kw, storage_kw, appliances_kw)
     gpu_racks = topology.gpu_racks
     network_racks = plan.layout.rack_count - gpu_racks
-    network_kw = _sum(switches_kw, switch_optics, storage_kw)
+    network_kw = _sum(switches_kw, switch_optics, storage_kw, appliances_kw)
     pue = r.pue
     facility_kw = None if it_kw is None else it_kw * pue
     cooling = r.design.site.rack.cooling
@@ -71,7 +72,8 @@ def power_summary(topology: Topology, plan: Plan, items: list[Item], racks: Rack
         "basis": BASIS, "typical_parts": sorted({i.part for i in items if i.power_basis == "typical"}),
         "gpu_racks": gpu_racks, "network_racks": network_racks, "gpu_rack_kw": racks.kw("gpu"),
         "network_rack_kw": racks.kw("network"), "servers_kw": _r(servers_kw), "switches_kw": _r(switches_kw),
-        "optics_kw": _r(optics_kw), "cables_kw": _r(cables_kw), "storage_kw": _r(storage_kw), "it_kw": _r(it_kw),
+        "optics_kw": _r(optics_kw), "cables_kw": _r(cables_kw), "storage_kw": _r(storage_kw),
+        "appliances_kw": _r(appliances_kw), "it_kw": _r(it_kw),
         "it_kw_known": _r(sum(i.counted_w for i in items) / 1000), "pue": pue, "facility_kw": _r(facility_kw),
         "heat_kw_by_cooling": heat, "hours_per_year": hours_per_year(),
         "electricity_usd_per_kwh": r.electricity_usd_per_kwh, "unknown_power_parts": unknown,

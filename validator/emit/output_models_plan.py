@@ -118,7 +118,7 @@ KwOrNull = Annotated[float | None, Field(description="kW; null when a part in it
 
 class BomItem(_Out):
     category: Literal["server", "gpu", "nic", "dpu", "nvlink-switch-tray", "power-shelf", "switch", "transceiver",
-                      "cable", "storage", "rack", "pdu", "cdu", "rdhx"]
+                      "cable", "storage", "appliance", "rack", "pdu", "cdu", "rdhx", "growth"]
     part: str = Field(description="Catalog id (UNRESOLVED-... when no catalog part fits)")
     description: str
     qty: NonNeg
@@ -140,15 +140,29 @@ class BomItem(_Out):
                                      "from")
     price_source: str | None = Field(description="Where that figure comes from")
     price_date: str | None = Field(description="When the figure was published (YYYY, YYYY-MM or YYYY-MM-DD)")
-    price_confidence: str | None = Field(description="quote, list, street-estimate, analyst-estimate, "
-                                         "model-assumption, derived-estimate, catalog or design")
+    extended_low: float | None = Field(description="Low end of the extended price (the source's own range, else "
+                                       "the basis's spread: validator/data/price_ranges.yaml); null when unpriced "
+                                       "or included")
+    extended_high: float | None = Field(description="High end of the extended price; null when unpriced or included")
+    price_basis: Literal["quote", "list", "street", "volume", "derived", "proxy", "design"] | None = Field(
+        description="What kind of price: quote, list (the ceiling), street, volume (the floor), derived (arithmetic "
+        "in price_derivation), proxy (another product's price, named in price_derivation), design (the design's "
+        "own figure); null: unpriced")
+    price_source_class: Literal["vendor", "reseller", "analyst", "press", "cost-model", "buyer"] | None = Field(
+        description="Who publishes the figure (cost-model: someone's public cost model, the weakest)")
+    price_derivation: str | None = Field(description="derived and proxy prices: the arithmetic, or the product "
+                                         "standing in")
 
 
 class BomTotals(_Open):
-    capex_usd: float = Field(description="Sum of the priced lines only")
+    capex_usd: float = Field(description="Sum of the priced lines only, at their expected prices (= capex_expected)")
+    capex_low: float = Field(description="Sum of the priced lines' low ends")
+    capex_expected: float = Field(description="Sum of the priced lines' expected prices")
+    capex_high: float = Field(description="Sum of the priced lines' high ends")
     capex_complete: bool = Field(description="True when every line that is not part of another is priced")
     capex_by_category_usd: dict[str, float]
-    capex_by_confidence_usd: dict[str, float] = Field(description="Capex split by the confidence of its prices")
+    capex_by_basis_usd: dict[str, float] = Field(description="Expected capex split by price basis")
+    weak_price_parts: list[str] = Field(description="Parts priced on a derived or proxy figure")
     priced_lines: int
     unpriced_lines: int
     unpriced_parts: list[str]
@@ -174,6 +188,8 @@ class BomPower(_Open):
     optics_kw: KwOrNull
     cables_kw: KwOrNull
     storage_kw: KwOrNull
+    appliances_kw: float | None = Field(description="kW of the fabrics' extra endpoints (UFM, management servers); "
+                                        "null when one has no power figure")
     it_kw: KwOrNull
     it_kw_known: float = Field(description="kW of the lines whose power is known: a lower bound when it_kw is null")
     pue: float
@@ -182,6 +198,12 @@ class BomPower(_Open):
     hours_per_year: float
     electricity_usd_per_kwh: float
     unknown_power_parts: list[str]
+
+
+class TcoAssumption(_Open):
+    value: float
+    from_: str = Field(alias="from")
+    source: str
 
 
 class Tco(_Open):
@@ -195,6 +217,16 @@ class Tco(_Open):
     support_usd_per_year: float | None
     total_usd_per_year: float | None
     gpu_hour_usd: float | None
+    expected_kw: float | None = Field(description="IT maximum x expected draw fraction x utilization: the draw energy "
+                                      "is charged at")
+    cost_of_capital_usd_per_year: float | None = Field(description="The annuity's financing part: capital charge less "
+                                                       "depreciation")
+    colocation_usd_per_year: float | None = Field(description="IT maximum x colocation $/kW-month x 12")
+    staff_usd_per_year: float | None = Field(description="Operations staff (0 unless set)")
+    gpu_hour_usd_low: float | None = Field(description="Cost of a busy GPU-hour at capex_low")
+    gpu_hour_usd_high: float | None = Field(description="Cost of a busy GPU-hour at capex_high")
+    assumptions: dict[str, TcoAssumption] = Field(description="Each TCO assumption: its value, where it comes from "
+                                                  "(design, .clusterplan.yaml tco, default) and the source")
 
 
 class Bom(_Out):
@@ -204,7 +236,7 @@ class Bom(_Out):
 
     model_config = ConfigDict(title="clusterplan bom --format json")
 
-    version: Literal[2]
+    version: Literal[3]
     name: str
     file: str
     items: list[BomItem]

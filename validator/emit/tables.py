@@ -48,34 +48,51 @@ def bom_csv(bom: Bom) -> str:
 
 
 def bom_summary(bom: Bom) -> list[str]:
-    """The totals under the BOM table: capex and what it leaves out, power and its basis, TCO."""
-    t, p, c = bom.totals, bom.power, bom.tco
-    lines = [f"capex {_money(t['capex_usd'])} over {t['priced_lines']} priced lines"
+    """The totals under the BOM table: capex range and what it leaves out, power and its basis, TCO."""
+    t, p = bom.totals, bom.power
+    lines = [f"capex {_money(t['capex_expected'])} expected, range {_money(t['capex_low'])} to "
+             f"{_money(t['capex_high'])}, over {t['priced_lines']} priced lines"
              + ("" if t["capex_complete"] else f"; PARTIAL: {t['unpriced_lines']} lines unpriced "
                 f"({', '.join(t['unpriced_parts'])})"),
              "by category: " + ", ".join(f"{k} {_money(v)}" for k, v in t["capex_by_category_usd"].items()),
-             "price confidence: " + ", ".join(f"{k} {_money(v)}" for k, v in t["capex_by_confidence_usd"].items())]
+             "by price basis: " + ", ".join(f"{k} {_money(v)}" for k, v in t["capex_by_basis_usd"].items())]
+    if t["weak_price_parts"]:
+        lines.append(f"derived or proxy prices (not a vendor's or a market figure): {', '.join(t['weak_price_parts'])}")
     if p["it_kw"] is None:
         lines.append(f"IT power unknown (at least {p['it_kw_known']:,.1f} kW from the known lines; no power figure "
                      f"for {', '.join(p['unknown_power_parts'])})")
     else:
         lines.append(f"IT power {p['it_kw']:,.1f} kW (servers {_kw(p['servers_kw'])}, switches "
                      f"{_kw(p['switches_kw'])}, optics {_kw(p['optics_kw'])}, cables {_kw(p['cables_kw'])}, "
-                     f"storage {_kw(p['storage_kw'])}); facility {_kw(p['facility_kw'])} kW at PUE {p['pue']:g}")
+                     f"storage {_kw(p['storage_kw'])}, appliances {_kw(p['appliances_kw'])}); facility "
+                     f"{_kw(p['facility_kw'])} kW at PUE {p['pue']:g}")
     lines.append(f"power basis: {p['basis']}" + (f"; typical only: {', '.join(p['typical_parts'])}"
                                                  if p["typical_parts"] else ""))
     heaviest = {k: "unknown" if p[k] is None else f"{p[k]:,.1f} kW" for k in ("gpu_rack_kw", "network_rack_kw")}
     lines.append(f"{p['gpu_racks']} GPU racks (heaviest {heaviest['gpu_rack_kw']}), {p['network_racks']} network "
                  f"racks (heaviest {heaviest['network_rack_kw']}); per rack: clusterplan racks")
+    return lines + tco_lines(bom.tco)
+
+
+def tco_lines(c: dict[str, Any]) -> list[str]:
+    """The TCO per year, its parts and the assumptions beside them."""
     inp = c["inputs"]
     if c["total_usd_per_year"] is None:
-        lines.append("TCO unknown: " + ("capex is partial" if inp["capex_usd"] is None else "IT power is unknown"))
-    else:
-        lines.append(f"TCO {_money(c['total_usd_per_year'])} per year (depreciation over {inp['depreciation_years']:g} "
-                     f"years {_money(c['depreciation_usd_per_year'])}, support {inp['support_pct_per_year']:g}% "
-                     f"{_money(c['support_usd_per_year'])}, energy {c['energy_mwh_per_year']:,.0f} MWh "
-                     f"{_money(c['energy_usd_per_year'])} at ${inp['electricity_usd_per_kwh']:g}/kWh and "
-                     f"{inp['utilization']:.0%} utilization); ${c['gpu_hour_usd']:,.2f} per busy GPU-hour")
+        return ["TCO unknown: " + ("capex is partial" if inp["capex_usd"] is None else "IT power is unknown")]
+    a = c["assumptions"]
+    lines = [f"TCO {_money(c['total_usd_per_year'])} per year: capital {_money(c['depreciation_usd_per_year'])} "
+             f"depreciation over {inp['depreciation_years']:g} years + {_money(c['cost_of_capital_usd_per_year'])} "
+             f"cost of capital at {inp['cost_of_capital_pct']:g}%, support {_money(c['support_usd_per_year'])} "
+             f"({inp['support_pct_dgx']:g}% of DGX systems, {inp['support_pct_per_year']:g}% of the rest), energy "
+             f"{_money(c['energy_usd_per_year'])} ({c['energy_mwh_per_year']:,.0f} MWh at the expected draw "
+             f"{c['expected_kw']:,.1f} kW = IT max x {inp['expected_draw_fraction']:g} x {inp['utilization']:.0%} "
+             f"utilization, PUE {inp['pue']:g}, ${inp['electricity_usd_per_kwh']:g}/kWh), colocation "
+             f"{_money(c['colocation_usd_per_year'])} (IT max at ${inp['colocation_usd_per_kw_month']:g}/kW-month), "
+             f"staff {_money(c['staff_usd_per_year'])}",
+             f"${c['gpu_hour_usd']:,.2f} per busy GPU-hour (capex range: ${c['gpu_hour_usd_low']:,.2f} to "
+             f"${c['gpu_hour_usd_high']:,.2f})"]
+    lines.append("assumptions: " + "; ".join(f"{k} {v['value']:g} ({v['from']})" for k, v in a.items())
+                 + " (sources: validator/data/defaults.yaml; set them in .clusterplan.yaml tco:)")
     return lines
 
 

@@ -21,7 +21,8 @@ FIXED_EPOCH = datetime(1980, 1, 1, tzinfo=UTC)   # the earliest date a zip entry
 
 
 def design_timestamp(path: Path, given: str | None = None) -> datetime:
-    """--timestamp, else SOURCE_DATE_EPOCH, else the design's last git commit, else a fixed date."""
+    """--timestamp, else SOURCE_DATE_EPOCH, else the design's last git commit, else a fixed date (the
+    zip entries need one; page headers then say "undated", never 1980-01-01)."""
     if given:
         stamp = datetime.fromisoformat(given)
         return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
@@ -60,7 +61,11 @@ def summary(topology: Topology, bom: Bom, estimate: dict[str, Any], findings: li
         "energy cost per year (USD)": _known(bom.tco["energy_usd_per_year"]),
         "TCO per year (USD)": _known(bom.tco["total_usd_per_year"]),
         "cost per busy GPU-hour (USD)": _known(bom.tco["gpu_hour_usd"]),
+        "GPU-hour at capex low (USD)": _known(bom.tco["gpu_hour_usd_low"]),
+        "GPU-hour at capex high (USD)": _known(bom.tco["gpu_hour_usd_high"]),
+        "TCO assumptions": "; ".join(f"{k} {v['value']:g} ({v['from']})" for k, v in bom.tco["assumptions"].items()),
         "unpriced BOM lines": bom.totals["unpriced_lines"],
+        "derived or proxy prices": ", ".join(bom.totals["weak_price_parts"]) or "none",
         "estimate": headline,
         "findings": f"{sum(f.severity == 'error' for f in active)} errors, "
                     f"{sum(f.severity == 'warning' for f in active)} warnings, "

@@ -1,7 +1,9 @@
-"""The Excel workbooks: `bom` writes Summary, BOM, Power & Cooling, Findings; `cabling` writes
-Summary and Cabling. Every sheet prints: landscape, fit to one page wide, the title row repeated on
-each page, the design name and date in the header, page numbers in the footer, frozen header row,
-fonts named explicitly.
+"""The Excel workbooks: `bom` writes Summary, BOM, Sources, Power & Cooling, Findings; `cabling` writes
+Summary and Cabling. Every sheet prints: fit to one page wide (the BOM sheet portrait, at 8 pt or more
+on A4 or Letter; the others landscape), the title row repeated on each page, the design name and date
+in the header (the design's commit or --timestamp; "undated" rather than a made-up date), page numbers
+in the footer, frozen header row, fonts named explicitly; the cabling plan breaks its pages at each rack.
+The BOM sheets are in validator/emit/xlsx_bom.py.
 
 Written in openpyxl's write-only mode (the cabling sheet of a 100k-GPU design streams), with real
 formulas for extended prices and totals, styled and frozen header rows, autofilters, number formats
@@ -19,19 +21,19 @@ from datetime import datetime
 from typing import Any
 
 from validator.base.findings import Finding
-from validator.derive.bom import Bom, Item
+from validator.derive.bom import Bom
 from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
 from validator.emit.escape import Formula, cell_text, formula_like
 
 HEADER_FILL = "1F4E78"
 FONT = "Calibri"          # named on every styled cell (the workbook default font is Calibri 11 too)
-MONEY = '"$"#,##0'
+MONEY = '[<1000]"$"#,##0.00;"$"#,##0'         # cents where a value is small ($1.55, not $2)
 KW = "#,##0.0"
 
 
-def _print_setup(ws: Any, title: str, stamp: str) -> None:
-    """Landscape, one page wide, row 1 repeated on every page, design and date in the header."""
-    ws.page_setup.orientation = "landscape"
+def _print_setup(ws: Any, title: str, stamp: str, orientation: str = "landscape") -> None:
+    """One page wide, row 1 repeated on every page, design and date in the header."""
+    ws.page_setup.orientation = orientation
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
@@ -41,10 +43,10 @@ def _print_setup(ws: Any, title: str, stamp: str) -> None:
                        (ws.oddHeader.right, stamp), (ws.oddFooter.center, "Page &P of &N")):
         part.text = text
         part.font = FONT
-        part.size = 9
+        part.size = 11            # as the cells: the BOM sheet's 8 pt minimum holds for the header too
 
 
-def _header(ws: Any, names: Sequence[str], widths: Sequence[float]) -> None:
+def _header(ws: Any, names: Sequence[str], widths: Sequence[float], orientation: str = "landscape") -> None:
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
@@ -52,13 +54,14 @@ def _header(ws: Any, names: Sequence[str], widths: Sequence[float]) -> None:
     for i, w in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(i)].width = w
     ws.freeze_panes = "A2"
-    _print_setup(ws, *ws.parent.clusterplan_print)
+    title, stamp = ws.parent.clusterplan_print
+    _print_setup(ws, title, stamp, orientation)
     cells = []
     for name in names:
         cell = WriteOnlyCell(ws, value=name)
         cell.font = Font(name=FONT, bold=True, color="FFFFFF")
         cell.fill = PatternFill("solid", fgColor=HEADER_FILL)
-        cell.alignment = Alignment(vertical="center")
+        cell.alignment = Alignment(vertical="center", wrap_text=True)
         cells.append(cell)
     ws.append(cells)
 
@@ -129,23 +132,30 @@ def workbook_bytes(bom: Bom, plan: Plan, findings: Sequence[Finding], summary: d
     book.properties.creator = "clusterplan"
     book.properties.created = timestamp
     book.properties.modified = timestamp
-    book.clusterplan_print = (f"{summary.get('design', '')} ({kind})", timestamp.strftime("%Y-%m-%d"))
+    from validator.emit.workbook import FIXED_EPOCH
+    from validator.emit.xlsx_bom import bom_sheet, power_sheet, sources_sheet, summary_sheet
+
+    dated = timestamp.strftime("%Y-%m-%d") if timestamp != FIXED_EPOCH else "undated (not in git; use --timestamp)"
+    book.clusterplan_print = (f"{summary.get('design', '')} ({kind})", dated)
     wb = _TextSafeBook(book)
-    _summary_sheet(wb, summary, bom if kind == "bom" else None)
+    summary_sheet(wb, summary, bom if kind == "bom" else None)
+    breaks: list[int] = []
     if kind == "cabling":
         _cabling_sheet(wb, plan)
     else:
-        _bom_sheet(wb, bom)
-        _power_sheet(wb, bom)
+        bom_sheet(wb, bom)
+        sources_sheet(wb, bom)
+        power_sheet(wb, bom)
         _findings_sheet(wb, findings)
     raw = io.BytesIO()
     wb.save(raw)
-    return _package(raw.getvalue(), timestamp, _cabling_rows(plan) if kind == "cabling" else None)
+    return _package(raw.getvalue(), timestamp, _cabling_rows(plan, breaks) if kind == "cabling" else None, breaks)
 
 
-def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes] | None) -> bytes:
+def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes] | None,
+             breaks: list[int] | None = None) -> bytes:
     """Rewrite the package: the same fixed date on every entry (equal input, equal bytes), and the
-    Cabling sheet's rows streamed in before its `</sheetData>`."""
+    Cabling sheet's rows streamed in before its `</sheetData>`, a page break before each new rack."""
     date = (max(1980, timestamp.year), timestamp.month, timestamp.day, timestamp.hour, timestamp.minute,
             timestamp.second)
     src = zipfile.ZipFile(io.BytesIO(data))
@@ -170,8 +180,20 @@ def _package(data: bytes, timestamp: datetime, cabling_rows: Iterator[bytes] | N
                 fh.write(head)
                 for chunk in cabling_rows:
                     fh.write(chunk)
-                fh.write(b"</sheetData>" + tail)
+                fh.write(b"</sheetData>" + _with_breaks(tail, breaks or []))
     return out.getvalue()
+
+
+def _with_breaks(tail: bytes, rows: list[int]) -> bytes:
+    """The worksheet's tail with manual page breaks after `rows` (rowBreaks follows headerFooter)."""
+    if not rows:
+        return tail
+    brk = "".join(f'<brk id="{r}" max="16383" man="1"/>' for r in rows)
+    element = f'<rowBreaks count="{len(rows)}" manualBreakCount="{len(rows)}">{brk}</rowBreaks>'.encode()
+    head, sep, rest = tail.rpartition(b"</headerFooter>")
+    if sep:
+        return head + sep + element + rest
+    return tail.replace(b"</worksheet>", element + b"</worksheet>")
 
 
 def _sheet_path(src: zipfile.ZipFile, title: str) -> str:
@@ -198,73 +220,6 @@ def _fix_core(body: bytes, timestamp: datetime) -> bytes:
     return re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)", rb"\g<1>" + stamp + rb"\g<3>", body)
 
 
-def _summary_sheet(wb: Any, summary: dict[str, Any], bom: Bom | None) -> None:
-    ws = wb.create_sheet("Summary")
-    _header(ws, ["item", "value"], [34, 70])
-    for key, value in summary.items():
-        fmt = MONEY if key.endswith("(USD)") else (KW if key.endswith("(kW)") else None)
-        ws.append([_cell(ws, key, bold=True), _cell(ws, value, fmt)])
-    if bom is not None:
-        ws.append([_cell(ws, "Capex, priced lines (USD)", bold=True),
-                   _cell(ws, Formula(f"=BOM!M{_bom_rows(bom)[2]}"), MONEY)])
-
-
-# BOM sheet columns: the price of a line is list price (the book's, per unit and length) less the discount;
-# unit and extended price are formulas, so a price typed into the sheet flows to the subtotals and total.
-BOM_COLUMNS = ["category", "part", "description", "qty", "spares", "fabric", "installed in", "unit power (W)",
-               "power basis", "list price (USD)", "discount %", "unit price (USD)", "extended price (USD)",
-               "included in", "price confidence", "price source"]
-BOM_WIDTHS = [12, 22, 50, 8, 8, 10, 14, 14, 10, 16, 10, 16, 20, 12, 16, 60]
-
-
-def _bom_rows(bom: Bom) -> tuple[int, list[str], int]:
-    """The BOM sheet's last item row, the categories with a subtotal row, and the total's row."""
-    last = len(bom.items) + 1
-    categories = list(dict.fromkeys(i.category for i in bom.items if not i.included_in))
-    return last, categories, last + 2 + len(categories)
-
-
-def _list_price(item: Item) -> float | None:
-    """The price before the line's discount (what column J holds)."""
-    q = item.quote
-    if q is None or item.unit_price is None:
-        return None
-    return item.unit_price if not q.discount_pct else round(q.base_usd + q.per_m_usd * _length(item), 2)
-
-
-def _length(item: Item) -> float:
-    return float(item.installed_in.removesuffix(" m")) if item.category == "cable" else 0.0
-
-
-def _bom_sheet(wb: Any, bom: Bom) -> None:
-    ws = wb.create_sheet("BOM")
-    _header(ws, BOM_COLUMNS, BOM_WIDTHS)
-    for n, item in enumerate(bom.items, start=2):
-        q = item.quote
-        listed = _list_price(item)
-        unit = Formula(f'=IF(J{n}="","",ROUND(J{n}*(1-K{n}/100),2))')
-        extended = None if item.included_in else Formula(f'=IF(L{n}="","",D{n}*L{n})')
-        power: Any = item.unit_power_w if item.power_basis in ("max", "typical", "design") else \
-            ("unknown" if item.power_basis is None else None)
-        ws.append([item.category, item.part, item.description, item.qty, item.spares, item.fabric, item.installed_in,
-                   _cell(ws, power, "#,##0.0"), item.power_basis or "unknown", _cell(ws, listed, MONEY),
-                   _cell(ws, q.discount_pct if q else 0, "0.0"), _cell(ws, unit, MONEY), _cell(ws, extended, MONEY),
-                   item.included_in, q.confidence if q else None, q.source if q else None])
-    last, categories, total_row = _bom_rows(bom)
-    ws.append([])
-    first = last + 2
-    for category in categories:
-        ws.append([_cell(ws, "subtotal", bold=True), category, None, None, None, None, None, None, None, None, None,
-                   None, _cell(ws, Formula(f'=SUMIF(A2:A{last},"{category}",M2:M{last})'), MONEY)])
-    unpriced = Formula(f'=SUMPRODUCT((M2:M{last}="")*(N2:N{last}=""))')
-    ws.append([_cell(ws, "total", bold=True), None, "capex of the priced lines (unpriced lines are not in it)",
-               None, None, None, None, None, None, None, None, None,
-               _cell(ws, Formula(f"=SUM(M{first}:M{total_row - 1})"), MONEY, bold=True)])
-    ws.append([_cell(ws, "unpriced lines", bold=True), None, "lines with no price (type one into column J)", None,
-               None, None, None, None, None, None, None, None, _cell(ws, unpriced, "0")])
-    _filter(ws, len(BOM_COLUMNS), last)
-
-
 def _cabling_sheet(wb: Any, plan: Plan) -> None:
     """Header, widths, frozen row and filter only: the rows are streamed into the package afterwards
     (`_cabling_rows`), because openpyxl spends ~13 us per cell and a 100k-GPU plan has millions."""
@@ -276,15 +231,21 @@ def _cabling_sheet(wb: Any, plan: Plan) -> None:
 _COLUMNS = [chr(ord("A") + i) for i in range(len(CABLING_COLUMNS))]
 
 
-def _cabling_rows(plan: Plan) -> Iterator[bytes]:
-    """The data rows of the Cabling sheet as SpreadsheetML (inline strings, plain numbers)."""
+def _cabling_rows(plan: Plan, breaks: list[int]) -> Iterator[bytes]:
+    """The data rows of the Cabling sheet as SpreadsheetML (inline strings, plain numbers); `breaks` gets
+    the row before each change of the A-end rack (a page per rack for the technician who patches it)."""
     from xml.sax.saxutils import escape
 
     from validator.emit.progress import progress
 
     chunk: list[str] = []
     total = plan.tally.links
+    rack_col = CABLING_COLUMNS.index("a_rack")
+    rack = None
     for n, row in enumerate(progress(plan.rows(), total, "workbook"), start=2):
+        if rack is not None and row[rack_col] != rack:
+            breaks.append(n - 1)
+        rack = row[rack_col]
         cells = []
         for col, value in zip(_COLUMNS, row, strict=True):
             if isinstance(value, int | float) and not isinstance(value, bool):
@@ -298,43 +259,6 @@ def _cabling_rows(plan: Plan) -> Iterator[bytes]:
             chunk = []
     if chunk:
         yield "".join(chunk).encode("utf-8")
-
-
-def _power_sheet(wb: Any, bom: Bom) -> None:
-    """Power and cooling on the BOM's basis; an unknown figure is the text "unknown", and every formula
-    that needs it says "unknown" too (never a sum that takes it as zero)."""
-    ws = wb.create_sheet("Power & Cooling")
-    p, c = bom.power, bom.tco
-
-    def kw(value: float | None) -> Any:
-        return "unknown" if value is None else value
-
-    _header(ws, ["item", "value", "unit"], [36, 16, 12])
-    rows = [("GPU racks", p["gpu_racks"], "racks", "0"), ("kW, heaviest GPU rack", kw(p["gpu_rack_kw"]), "kW", KW),
-            ("network racks", p["network_racks"], "racks", "0"),
-            ("kW, heaviest network rack", kw(p["network_rack_kw"]), "kW", KW),
-            ("servers", kw(p["servers_kw"]), "kW", KW), ("switches", kw(p["switches_kw"]), "kW", KW),
-            ("optics", kw(p["optics_kw"]), "kW", KW), ("cables", kw(p["cables_kw"]), "kW", KW),
-            ("storage", kw(p["storage_kw"]), "kW", KW)]
-    for label, value, unit, fmt in rows:
-        ws.append([label, _cell(ws, value, fmt), unit])
-    it_power = Formula('=IF(COUNT(B6:B10)=5,SUM(B6:B10),"unknown")')
-    ws.append([_cell(ws, "IT power", bold=True), _cell(ws, it_power, KW, bold=True), "kW"])
-    ws.append(["PUE", _cell(ws, p["pue"], "0.00"), ""])
-    facility = Formula('=IF(ISNUMBER(B11),B11*B12,"unknown")')
-    ws.append([_cell(ws, "facility power", bold=True), _cell(ws, facility, KW, bold=True), "kW"])
-    for cooling, heat in sorted(p["heat_kw_by_cooling"].items()):
-        ws.append([f"heat removed by {cooling}", _cell(ws, kw(heat), KW), "kW"])
-    n = 13 + len(p["heat_kw_by_cooling"]) + 1
-    inputs = c["inputs"]
-    ws.append(["electricity price", _cell(ws, inputs["electricity_usd_per_kwh"], "0.000"), "USD/kWh"])
-    ws.append(["utilization", _cell(ws, inputs["utilization"], "0%"), ""])
-    hours = inputs["hours_per_year"]
-    energy = Formula(f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}/1000,"unknown")')
-    ws.append(["energy per year", _cell(ws, energy, "#,##0"), "MWh"])
-    cost = Formula(f'=IF(ISNUMBER(B13),B13*{hours:g}*B{n + 1}*B{n},"unknown")')
-    ws.append(["energy cost per year", _cell(ws, cost, MONEY), "USD"])
-    ws.append(["power basis", p["basis"], ""])
 
 
 def _findings_sheet(wb: Any, findings: Sequence[Finding]) -> None:

@@ -31,7 +31,6 @@ import math
 from dataclasses import dataclass, field
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.expand.fabric import FabricTopology
 from validator.expand.oob import OobSizer, OobUnit, place_oob
 from validator.expand.port_power import PortPower
@@ -138,8 +137,7 @@ class _Builder:
         self.gpu_racks = math.ceil(self.servers / self.spr)
         self.rack_ru = resolved.rack.rack_units or 48
         self.budget_w = design.site.rack.power_budget_kw * 1000
-        air = design.thresholds.get("air_cooling_max_kw", load_data("thresholds.yaml")["thresholds"]
-                                    ["air_cooling_max_kw"]["value"])
+        air = resolved.threshold("air_cooling_max_kw")
         self.air_w = min(self.budget_w, float(air) * 1000)   # an air-cooled network rack's power (FAC002)
         self.oob_w = 0.0        # kept free in each network rack for the out-of-band leaf placed in it
         self._cursor: dict[tuple[int, int, float | None, float], int] = {}   # first fit resumes here
@@ -248,7 +246,7 @@ class _Builder:
                 if e.name in self.appliances:
                     continue
                 allow = self.port_power.node(spec.speed_gbps, e.ports)
-                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, None, allow)
+                self.appliances[e.name] = [self._central(1, "appliance", name, e.name, i, e.power_w, allow)
                                            for i in range(e.count)]
         if design.storage and design.storage.nodes:
             n = design.storage.nodes

@@ -15,7 +15,10 @@ come first; the repository's apply where the design says nothing.
         render: generated/cluster/            # a directory for `clusterplan render`
     prices: [prices/acme-quote.yaml]          # price books, later ones win (schemas/pricebook.schema.json)
     tco: {electricity_usd_per_kwh: 0.11, pue: 1.3, utilization: 0.85, depreciation_years: 5,
-          support_pct_per_year: 12}           # a design's own figures win over these
+          support_pct_per_year: 12, support_pct_dgx: 20, expected_draw_fraction: 0.735,
+          colocation_usd_per_kw_month: 196, cost_of_capital_pct: 8, staff_usd_per_year: 0}
+                                              # a design's own figures win over these; defaults and
+                                              # their sources: validator/data/defaults.yaml
 """
 
 import difflib
@@ -58,7 +61,17 @@ class RepoTco(BaseModel):
     pue: float | None = Field(None, ge=1, le=5)
     utilization: float | None = Field(None, gt=0, le=1, description="Share of the year the GPUs are busy.")
     depreciation_years: float | None = Field(None, gt=0, le=30)
-    support_pct_per_year: float | None = Field(None, ge=0, le=100)
+    support_pct_per_year: float | None = Field(None, ge=0, le=100, description="Support per year, % of the capex of "
+                                               "every part but DGX systems.")
+    support_pct_dgx: float | None = Field(None, ge=0, le=100, description="Support per year, % of the price of "
+                                          "NVIDIA DGX systems (default ~20 %).")
+    expected_draw_fraction: float | None = Field(None, gt=0, le=1, description="Typical draw as a share of the IT "
+                                                 "maximum; energy is charged at max x this x utilization.")
+    colocation_usd_per_kw_month: float | None = Field(None, ge=0, le=10000, description="Colocation or facility "
+                                                      "charge per kW of IT maximum per month (0: owned site).")
+    cost_of_capital_pct: float | None = Field(None, ge=0, le=100, description="Cost of capital per year, % "
+                                              "(the capex is charged as an annuity over the depreciation years).")
+    staff_usd_per_year: float | None = Field(None, ge=0, le=1e10, description="Operations staff per year.")
 
 
 class RepoConfig(BaseModel):

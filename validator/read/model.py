@@ -193,6 +193,9 @@ class ExtraEndpoint(Model):
                              ", ".join(RESERVED_NAMES) + ").")
     count: Count = Field(1, description="How many such devices.")
     ports: Count = Field(description="Leaf ports each one uses.")
+    power_w: Positive | None = Field(None, description="Power per device in W (null: unknown, and the IT power "
+                                     "total is unknown with it).")
+    price_usd: Money | None = Field(None, description="Price per device (null: the BOM line is unpriced).")
 
 
 MediaKind = Literal["auto", "dac", "acc", "aoc", "mmf", "smf", "smf-duplex"]

@@ -2,7 +2,8 @@
 
 Each side is analysed in full (validate, estimate, BOM); the diff compares a flat set of metrics and
 the findings (new / fixed, by fingerprint). Gates (`--fail-if 'capex > +10%'`) turn a metric change
-into a failing exit code.
+into a failing exit code; the capex range's ends are metrics too (`capex_low`, `capex_high`), so a gate
+can hold either end.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "gpus": ("GPUs", "", "count"), "servers": ("servers", "", "count"), "switches": ("switches", "", "count"),
     "transceivers": ("transceivers", "", "count"), "cables": ("cables", "", "count"),
     "it_kw": ("IT power", "kW", "value"), "facility_kw": ("facility power", "kW", "value"),
-    "capex": ("capex (priced lines)", "USD", "value"), "unpriced_lines": ("unpriced BOM lines", "", "count"),
+    "capex": ("capex (priced lines)", "USD", "value"), "capex_low": ("capex, low end", "USD", "value"),
+    "capex_high": ("capex, high end", "USD", "value"), "unpriced_lines": ("unpriced BOM lines", "", "count"),
     "growth_usd": ("of the capex, built for growth", "USD", "value"),
     "gpu_hour_usd": ("cost per busy GPU-hour", "USD", "value"),
     "mfu": ("MFU", "", "ratio"), "tokens_per_s": ("tokens/s", "", "value"), "step_time_s": ("step time", "s", "value"),
@@ -112,6 +114,7 @@ def metrics_of(analysis: Analysis) -> dict[str, float | None]:
         "gpus": topo.gpus, "servers": topo.servers, "switches": topo.switch_count,
         "transceivers": qty.get("transceiver", 0), "cables": qty.get("cable", 0),
         "it_kw": bom.power["it_kw"], "facility_kw": bom.power["facility_kw"], "capex": bom.totals["capex_usd"],
+        "capex_low": bom.totals["capex_low"], "capex_high": bom.totals["capex_high"],
         "unpriced_lines": bom.totals["unpriced_lines"], "gpu_hour_usd": bom.tco["gpu_hour_usd"],
         "growth_usd": bom.totals.get("growth_usd", 0.0),
     })

@@ -9,9 +9,9 @@ from validator.emit.escape import markdown_code, markdown_text
 from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
-HEADLINE = ("gpus", "switches", "it_kw", "capex", "mfu", "tokens_per_s", "output_tokens_per_s_per_gpu",
-            "replicas_needed", "prefill_replicas_needed", "cost_per_million_tokens", "ttft_ms", "tpot_ms",
-            "max_concurrency")
+HEADLINE = ("gpus", "switches", "it_kw", "capex", "capex_low", "capex_high", "mfu", "tokens_per_s",
+            "output_tokens_per_s_per_gpu", "replicas_needed", "prefill_replicas_needed", "cost_per_million_tokens",
+            "ttft_ms", "tpot_ms", "max_concurrency")
 
 
 def _fmt(metric: str, value: float | None) -> str:
@@ -20,7 +20,7 @@ def _fmt(metric: str, value: float | None) -> str:
     kind = METRICS.get(metric, ("", "", "count"))[2]
     if kind == "ratio":
         return f"{value * 100:.1f}%"
-    if metric in ("capex", "growth_usd"):
+    if metric in ("capex", "capex_low", "capex_high", "growth_usd"):
         return f"${value:,.0f}"
     if metric == "gpu_hour_usd":
         return f"${value:,.2f}"

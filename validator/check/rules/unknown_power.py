@@ -17,7 +17,7 @@ def unknown_power(ctx: Context) -> Iterator[Hit]:
     Source: the catalog's `max_power_w` / `power_max_w` / `power_w` fields, each with its source; a part
     whose source publishes no figure keeps null (`clusterplan catalog check` lists them).
     Fix: set the figure in a design catalog file (`catalogs:`), e.g. the server's `max_power_w` from its
-    vendor's sheet, or `storage.nodes.power_w`.
+    vendor's sheet, or `storage.nodes.power_w`, or an appliance's `power_w` in `extra_endpoints`.
     Example:
         compute: {server: hgx-b300, count: 4}   # OEM chassis power not published
     """
@@ -47,6 +47,8 @@ def line_path(ctx: Context, category: str, fabric: str, part: str) -> Path:
         fab = ctx.topology.fabrics.get(fabric)
         role = next((t.role for t in fab.tiers if t.switch.id == part), "leaf") if fab else "leaf"
         return ("fabrics", fabric, "tiers", role, "switch")
+    if category == "appliance":
+        return ("fabrics", fabric, "extra_endpoints")
     if fabric != "none":
         return ("fabrics", fabric)
     return ("site", "rack") if category in ("rack", "pdu", "cdu", "rdhx") else ("compute", "server")

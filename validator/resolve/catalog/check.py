@@ -1,21 +1,26 @@
-"""`clusterplan catalog check`: the catalog entries missing power, price, cage or source.
+"""`clusterplan catalog check`: the catalog entries missing power, price, cage or source, and every price
+by basis, age and source class.
 
 A gap is not an error: a figure no public source gives stays null, and the check says so, with the
-price book's note where it has one. It also reports price-book entries naming no catalog part.
+price book's note where it has one. It also reports price-book entries naming no catalog part, a switch
+maximum that does not say whether it includes optics, and a derived or proxy price without its
+derivation (that one fails the check: a figure a buyer cannot retrace is not a price).
 """
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from validator.base.facts import fact
 from validator.resolve.catalog import Catalog
-from validator.resolve.prices import PriceTable
+from validator.resolve.prices import WEAK_BASES, PriceTable
 
 CAGES = ("OSFP", "QSFP-DD", "QSFP112", "QSFP56", "QSFP28", "SFP28", "RJ45")
 PRICED_KINDS = ("gpu", "server", "nic", "switch", "transceiver", "cable", "facility")
-# BOM lines the design describes rather than the catalog (storage.nodes): a book may price them too
-DESIGN_PARTS = frozenset({"storage-node"})
+# BOM lines the design describes rather than the catalog (storage.nodes, an extra endpoint named ufm): a book
+# may price them too
+DESIGN_PARTS = frozenset({"storage-node", "ufm"})
 
 
 @fact
@@ -40,6 +45,8 @@ def _power_gap(kind: str, entry: Any) -> str | None:
     if kind == "switch":
         if entry.power_max_w is None and entry.power_typical_w is None:
             return "no power figure"
+        if entry.power_max_w is not None and entry.power_max_includes_optics is None:
+            return "maximum without power_max_includes_optics (does it include the modules?)"
         return None if entry.power_max_w is not None else "typical only (no published maximum)"
     if kind == "nic" and entry.category == "bmc":
         return None          # on the server's board, in its power
@@ -79,3 +86,40 @@ def catalog_gaps(catalog: Catalog, prices: PriceTable) -> list[Gap]:
         for part in sorted(set(loaded.book.prices) - known):
             gaps.append(Gap("price book", part, "source", f"{loaded.label} prices a part the catalog does not have"))
     return gaps
+
+
+@fact
+class PriceRow:
+    """One catalog part's price as the run would use it: basis, date, age, source class, where it comes from."""
+
+    kind: str
+    id: str
+    basis: str
+    date: str | None
+    age_months: int | None
+    source_class: str | None
+    origin: str
+    problem: str | None      # a derived or proxy price without its derivation
+
+
+def _age_months(when: str | None, today: date) -> int | None:
+    if not when:
+        return None
+    parts = [int(p) for p in str(when).split("-")[:2]]
+    year, month = parts[0], parts[1] if len(parts) > 1 else 7     # a bare year: its middle
+    return max(0, (today.year - year) * 12 + today.month - month)
+
+
+def price_audit(catalog: Catalog, prices: PriceTable, today: date) -> list[PriceRow]:
+    """Every priced catalog part, by basis then id."""
+    rows = []
+    for kind in PRICED_KINDS:
+        for entry in catalog.entries[kind].values():
+            q = prices.quote(entry.id, kind, getattr(entry, "price_usd", None))
+            if q is None:
+                continue
+            problem = (f"{q.basis} price without its derivation" if q.basis in WEAK_BASES and not q.derivation
+                       else None)
+            rows.append(PriceRow(kind, entry.id, q.basis, q.date, _age_months(q.date, today), q.source_class,
+                                 q.origin, problem))
+    return sorted(rows, key=lambda r: (r.basis, r.kind, r.id))

@@ -68,6 +68,8 @@ class RackSystem(BaseModel):
     parts: list[NicSlot] = Field(default_factory=list, description="Facility entries built into each rack of "
                                  "the system (NVLink switch trays, power shelves), per rack; their power and "
                                  "price are in the compute trays' share")
+    includes_rack: bool = Field(False, description="The system is sold as whole racks and its price includes the "
+                                "rack cabinet (NVL72): the BOM buys no cabinet for its GPU racks")
     description: str
     source: Source
 
@@ -78,6 +80,9 @@ class Server(_Entry):
     nvlink_domain_gpus: int = Field(ge=1)
     rack_units: int = Field(ge=1)
     max_power_w: float | None = Field(None, gt=0)
+    power_basis: PowerBasis | None = Field(None, description="What max_power_w is: a rated maximum (max, the "
+                                           "default) or a typical or planning figure (typical, e.g. a rack's "
+                                           "approximate draw divided by its trays)")
     weight_kg: float | None = Field(None, gt=0)
     cooling: Literal["air", "liquid"]
     nics: list[NicSlot]
