@@ -85,7 +85,11 @@ class CagePlan:
         self.multi = bytearray(size)
         self.parent = array("i", range(size))
         self._join_all()
-        self.root = array("i", (self._find(x) for x in range(size)))
+        # a root is the least cage of its group and every parent is less than its child (see _join_all), so
+        # one pass in increasing order finds every root
+        root = self.root = array("i", self.parent)
+        for x in range(size):
+            root[x] = root[root[x]]
         self.need = array("d", bytes(8 * size))
         for a, c in zip(self.a, self.cls, strict=True):
             r = self.root[a]
@@ -125,19 +129,10 @@ class CagePlan:
                 zi_arr.append(z_i)
                 cls_arr.append(c)
 
-    def _find(self, x: int) -> int:
-        parent = self.parent
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
     def _join_all(self) -> None:
         """Count the lanes used in every cage, note whether they go to more than one peer cage, and join the
         two cages of every link into one group (the hot loop: locals only)."""
-        used, peer, multi, parent, find = self.used, self.peer, self.multi, self.parent, self._find
+        used, peer, multi, parent = self.used, self.peer, self.multi, self.parent
         for a, z in zip(self.a, self.z, strict=True):
             used[a] += 1
             used[z] += 1
@@ -150,11 +145,16 @@ class CagePlan:
                 peer[z] = a
             elif pz != a:
                 multi[z] = 1
-            ra, rz = find(a), find(z)
-            if ra < rz:
-                parent[rz] = ra
-            elif rz < ra:
-                parent[ra] = rz
+            while parent[a] != a:           # path halving; a group's root is its least cage
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            while parent[z] != z:
+                parent[z] = parent[parent[z]]
+                z = parent[z]
+            if a < z:
+                parent[z] = a
+            elif z < a:
+                parent[a] = z
 
     def shape(self, a: int, z: int) -> Shape:
         return self.used[a], self.used[z], not self.multi[a], not self.multi[z]
@@ -208,17 +208,20 @@ def build_tally(plan: Plan) -> Tally:
     split = [bool(m.cable and m.cable.split) for m in medias]
     a_part = [_plug(m, m.a_transceiver) for m in medias]
     z_part = [_plug(m, m.z_transceiver) for m in medias]
+    a_switch = [cls[1] in SWITCH_ROLES for cls in classes]
+    a_idx, z_idx = cp.a_idx, cp.z_idx
     for k, (a, z, c, mid) in enumerate(zip(cp.a, cp.z, cp.cls, cp.mid, strict=True)):
-        seen[(c, mid)] += 1
+        pair = (c, mid)
+        seen[pair] += 1
         a_new, z_new = _put(content, a, a_part[mid]), _put(content, z, z_part[mid])
         if a_new is None or z_new is None:       # never by construction: say so rather than count twice
             conflicts.append(k)
         if per_cable[mid] == 1 or (z_new if split[mid] else a_new):
-            bought[(c, mid)] += 1
+            bought[pair] += 1
         if a_new:
-            a_mods[(c, mid, cp.a_idx[k] if classes[c][1] in SWITCH_ROLES else classes[c][3])] += 1
+            a_mods[(c, mid, a_idx[k] if a_switch[c] else classes[c][3])] += 1
         if z_new:
-            z_mods[(c, mid, cp.z_idx[k])] += 1
+            z_mods[(c, mid, z_idx[k])] += 1
     _fill(plan, out, seen, a_mods, z_mods, bought)
     for k in conflicts:
         cls = classes[cp.cls[k]]
