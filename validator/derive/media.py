@@ -96,7 +96,7 @@ class MediaChooser:
             media = c.media or c.type
             # fiber carries any speed; copper and active cables are built for one, with plugs that must fit
             fits_speed = c.type == "fiber" or c.speed_gbps == speed
-            plugs = c.type == "fiber" or (fits(c.form_factor, c.split_top if c.split else c.top, cages[0])
+            plugs = c.type == "fiber" or (fits(c.form_factor, c.split_top or c.top, cages[0])
                                           and fits(c.form_factor, c.top, cages[1]))
             if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length and plugs \
                     and (c.type == "fiber" or shape is None or serves(c, shape)):
@@ -155,6 +155,13 @@ class MediaChooser:
     def _unfit(self, order: list[str], speed: float, length: float, a_is_node: bool, a_cage: Cage,
                z_cage: Cage, lanes: tuple[int, int]) -> str:
         """The cage that stopped every option, when one did (empty when reach or speed did)."""
+        cables = [c for c in self._cables if (c.type in order or (c.media or c.type) in order) and c.type != "fiber"
+                  and c.speed_gbps == speed and c.reach_m >= length]
+        if cables and not any(fits(c.form_factor, c.split_top or c.top, a_cage)
+                              and fits(c.form_factor, c.top, z_cage) for c in cables) \
+                and not [k for k in order if k not in CABLE_KINDS]:
+            cage = a_cage if a_cage[0] else z_cage      # a cable of the kind reaches but its plugs fit no cage
+            return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
         for cage, end, n in ((a_cage, "node" if a_is_node else "switch", lanes[0]), (z_cage, "switch", lanes[1])):
             if not cage[0]:
                 continue
