@@ -38,14 +38,19 @@ def test_zones_with_a_taper_meta_llama3():
     check_port_truth(topo)
 
 
-def test_top_of_rack_leaves_use_copper_in_the_rack():
-    """The ToR design cables servers to the leaf in their own rack with copper: no server-side optics, and
-    network racks only for the switches that do not stand in a GPU rack."""
+def test_top_of_rack_leaves_keep_finned_copper_out_of_flat_nic_cages():
+    """The ToR design puts each leaf in its servers' rack. The servers' OSFP cages are flat-top and the leaf's
+    finned, and the catalog's twin-port DACs are finned at both ends: no DAC may join them, so the in-rack
+    links take a flat twin-port module per server cage (3,072 servers x 4 cages = 12,288) and fiber; network
+    racks hold only the switches that do not stand in a GPU rack."""
     derived = Derived(load_topology(VALID / "meta-llama3-roce-zones.yaml"))
     tally = derived.cabling.tally
-    assert not [k for k in tally.node_xcvr if k[0] == "compute"]
-    server_cables = {part for (fabric, part, _length) in tally.cables if fabric == "compute" and part.startswith("mcp")}
-    assert server_cables == {"mcp4y10"}
+    assert not {part for (fabric, part, _length) in tally.cables if fabric == "compute" and part.startswith("mcp")}
+    server = {part: 0 for (fabric, part, role, _rack) in tally.node_xcvr if fabric == "compute"}
+    for (fabric, part, _role, _rack), n in tally.node_xcvr.items():
+        if fabric == "compute":
+            server[part] += n
+    assert server == {"mma4z00-ns-flt": 3072 * 4}
     plan = derived.topology.racks
     network = [r for r in plan.racks if r.kind == "network"]
     # 32 spine and 4 core chassis (no published height: a rack each) + out-of-band aggregation racks

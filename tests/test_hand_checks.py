@@ -35,23 +35,22 @@ def test_bom_power_of_the_disaggregated_fleet():
     power = _json("bom", "designs/inference-disaggregated-h100.yaml")["power"]
     # 24 DGX H100 in 6 racks of 4, at 10,200 W each
     assert power["servers_kw"] == pytest.approx(24 * 10.2)                         # 244.8 kW
-    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W, a maximum that includes its modules:
-    # (2,218 - 640) W / 64 ports = 24.7 W a port, more than a 15 W twin-port module, so its 16 uplink modules
-    # add nothing) and 16 in-rack DACs (0.2 W, both ends in the rack)
-    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + 16 * 0.0002, abs=1e-3)
+    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W) and the twin-port modules in its
+    # cages and the servers' (15 W each): 16 uplink cages (32 x 400G up / 2) + 16 downlink cages (32 down / 2)
+    # on the leaf, 4 cages per DGX H100 x 4 servers. No DAC: the DGX's OSFP cages are flat-top, the leaf's
+    # finned, and the catalog has no flat-to-finned DAC, so the in-rack links run on 3 m fiber
+    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + (16 + 16 + 4 * 4) * 0.015, abs=1e-3)
     assert power["gpu_racks"] == 24 // 4
     # compute fabric: a fat-tree with a spine puts one leaf in each of the 6 racks (4 x 8 = 32 links down,
     # 32 up at 1:1); 6 x 32 = 192 uplinks / 128 ports = 2 spines; 8 switches x 2,218 W maximum; one SN2201
     # at its 98 W typical (no maximum published)
     assert power["switches_kw"] == pytest.approx((8 * 2218 + 98) / 1000)            # 17.842 kW
     assert power["typical_parts"] == ["sn2201"]
-    # the 192 leaf-spine links take a twin-port module at each end: 96 on the leaves + 96 on the spines, all
-    # in Tomahawk 5 cages whose 2,218 W maximum already includes them (24.7 W a port): 0 kW added
-    assert power["optics_kw"] == 0.0
-    # servers reach their in-rack leaf over 96 twin-port DACs (4 servers x 8 links / 2 per cable x 6 racks),
-    # 0.2 W each (MCP4Y10 spec)
-    assert power["cables_kw"] == pytest.approx(96 * 0.2 / 1000, abs=1e-3)            # 0.019 kW
-    it_kw = 244.8 + 17.842 + 96 * 0.2 / 1000                                         # 262.661 kW
+    # one twin-port module per cage (spares are not powered): leaves 6 x (16 up + 16 down) = 192, spines
+    # 192 leaf links / 2 = 96, servers 24 x 4 cages = 96; 384 modules x 15 W
+    assert power["optics_kw"] == pytest.approx((192 + 96 + 96) * 15 / 1000)          # 5.76 kW
+    assert power["cables_kw"] == pytest.approx(0.0, abs=1e-3)                         # passive fiber only
+    it_kw = 244.8 + 17.842 + 5.76                                                    # 268.402 kW
     assert power["it_kw"] == pytest.approx(it_kw, abs=1e-3)
     assert power["facility_kw"] == pytest.approx(it_kw * 1.4, abs=1e-3)              # design PUE 1.4
 
@@ -64,34 +63,33 @@ def test_describe_it_power_is_servers_and_switches():
 
 # built-in street prices (validator/resolve/catalog/data/prices/street.yaml), USD
 STREET = {"dgx-h100": 270_000, "sonic-th5-64x800": 45_000, "sn2201": 4_200, "mma4z00-ns": 879,
-          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 5 m": 61, "mcp4y10": 236, "cat6-rj45 10 m": 15.5,
+          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 15 m": 87, "fiber-mpo12-mmf 3 m": 48 + 3 * 2.6,
+          "mma4z00-ns-flt": 1249, "cat6-rj45 10 m": 15.5,
           "cat6-rj45 5 m": 12.25, "rack-48u": 3_500, "pdu-3ph-415v-60a": 2_101, "rdhx-active-75": 17_600}
 
 
 def test_bom_capex_with_and_without_price_overrides(tmp_path):
     totals = _json("bom", "designs/inference-disaggregated-h100.yaml")["totals"]
     p = STREET
-    # one row: the spines' rack R01-01, then the 6 GPU racks (top-of-rack leaves, 32 uplinks each) around
-    # their group's network rack at R01-05 (positions 2-4 and 6-8); a run is |dx| x 0.6 m + 4 m (rises and
-    # slack): 4.6 m from position 2 (5 m class: 32 fibers), 5.2-8.2 m from the others (10 m: 160 fibers)
-    # 2 % spares per module line, rounded up: 96 modules -> 98 per tier; 1 % per cable line: 160 fibers ->
-    # 162, 32 -> 33, 96 DACs -> 97; 22 + 1, 10 + 1 copper
-    cables = 162 * p["fiber-mpo12-mmf 10 m"] + 33 * p["fiber-mpo12-mmf 5 m"] + 97 * p["mcp4y10"] \
+    # 2 % spares per module line, rounded up: 192 leaf modules (96 up + 96 down cages) -> 196, 96 spine -> 98,
+    # 96 server cages (24 x 4) -> 98 flat-top; 1 % per cable line: 96 fibers -> 97, the 192 in-rack 3 m
+    # fibers (no DAC fits a flat DGX cage and a finned leaf cage) -> 194; 22 + 1, 10 + 1 copper
+    cables = 97 * p["fiber-mpo12-mmf 10 m"] + 97 * p["fiber-mpo12-mmf 15 m"] + 194 * p["fiber-mpo12-mmf 3 m"] \
         + 23 * p["cat6-rj45 10 m"] + 11 * p["cat6-rj45 5 m"]
     by_category = {"server": 24 * p["dgx-h100"], "switch": 8 * p["sonic-th5-64x800"] + p["sn2201"],
-                   "transceiver": 2 * 98 * p["mma4z00-ns"], "cable": cables,
+                   "transceiver": (196 + 98) * p["mma4z00-ns"] + 98 * p["mma4z00-ns-flt"], "cable": cables,
                    "rack": 8 * p["rack-48u"],                       # 6 GPU racks + 2 network racks
                    "pdu": 28 * p["pdu-3ph-415v-60a"],               # 4 per GPU rack, 2 per network rack
                    "rdhx": 6 * p["rdhx-active-75"]}                 # one rear door per GPU rack
     assert totals["capex_by_category_usd"] == pytest.approx(by_category)
-    assert totals["capex_usd"] == pytest.approx(sum(by_category.values()))          # USD 7,246,296.25
+    assert totals["capex_usd"] == pytest.approx(sum(by_category.values()))
     design = (DESIGNS / "inference-disaggregated-h100.yaml").read_text(encoding="utf-8")
     path = tmp_path / "priced.yaml"
     path.write_text(design + "costs:\n  prices_usd: {dgx-h100: 250000, sonic-th5-64x800: 30000, mma4z00-ns: 1000}\n",
                     encoding="utf-8")
     totals = _json("bom", str(path))["totals"]
     overridden = {**by_category, "server": 24 * 250_000, "switch": 8 * 30_000 + p["sn2201"],
-                  "transceiver": 196 * 1_000}
+                  "transceiver": (196 + 98) * 1_000 + 98 * p["mma4z00-ns-flt"]}
     assert totals["capex_by_category_usd"] == pytest.approx(overridden)
     assert totals["capex_usd"] == pytest.approx(sum(overridden.values()))
 

@@ -2,6 +2,9 @@
 
     links      validator.derive.links       every cable with both ends and ports (and a summary pass)
     layout     validator.derive.placement   halls, rows, rack positions and cable lengths
+    link_plan  validator.derive.tally       every link once as a pair of cages (validator.derive.cages) with
+                                            its class and media, one module per cage: the one walk of the
+                                            links that the tally, rack power, BOM and cabling rows share
     cabling    validator.derive.cabling     media per link and the cable and optics tally
     rack_power validator.derive.rack_power  power per rack (devices, their optics, cable ends) on the BOM's basis
     pools      validator.derive.estimate    an inference design's serving pools: shape, weights and KV per GPU
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from validator.derive.estimate import Estimate, KvTransfer, Pool
     from validator.derive.placement import Layout
     from validator.derive.rack_power import RackPower
+    from validator.derive.tally import CagePlan
 
 
 @dataclass
@@ -58,6 +62,11 @@ class Derived:
         from validator.derive.cabling import Plan
 
         return Plan(self.topology, self.layout)
+
+    @cached_property
+    def link_plan(self) -> CagePlan:
+        """Every link as a pair of cages with its media (the cabling plan's, built once)."""
+        return self.cabling.cage_plan
 
     @cached_property
     def rack_power(self) -> RackPower:

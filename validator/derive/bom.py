@@ -229,24 +229,20 @@ def _link_items(plan: Plan, price: _Pricer) -> list[Item]:
     topology = plan.topology
     catalog = topology.resolved.catalog
     items = []
-    for (fabric, part, length), links in sorted(tally.cables.items()):
+    for (fabric, part, length), qty in sorted(tally.cables_bought.items()):   # whole cables (derive/tally.py)
         cable = catalog.find("cable", part)
-        per = cable.links_per_cable if cable else 1
         desc = f"{cable.name}, {length:g} m" if cable else f"no catalog media reaches {length:g} m at this speed"
         watts = cable.power_w if cable else None
-        item = Item("cable", part, desc, math.ceil(links / per), fabric, f"{length:g} m", watts,
+        item = Item("cable", part, desc, qty, fabric, f"{length:g} m", watts,
                     power_basis="max" if watts is not None else None)
         items.append(price(item, cable.price_usd if cable else None, length))
     node: dict[tuple[str, str, str], int] = {}
-    for (fabric, part, role, _rack), links in tally.node_xcvr.items():    # modules do not span racks
-        key = (fabric, part, role)
-        node[key] = node.get(key, 0) + math.ceil(links / catalog.transceiver(part).ports)
+    for (fabric, part, role, _rack), modules in tally.node_xcvr.items():    # one module per occupied cage
+        node[(fabric, part, role)] = node.get((fabric, part, role), 0) + modules
     for (fabric, part, role), qty in sorted(node.items()):
         items.append(_xcvr_item(topology, fabric, part, role, qty, price))
     for (fabric, part, role), devices in sorted(tally.switch_xcvr.items()):
-        ports = catalog.transceiver(part).ports
-        qty = sum(math.ceil(n / ports) for n in devices.values())
-        items.append(_xcvr_item(topology, fabric, part, role, qty, price))
+        items.append(_xcvr_item(topology, fabric, part, role, sum(devices.values()), price))
     return items
 
 

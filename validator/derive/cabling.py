@@ -1,24 +1,23 @@
 """The cabling plan: one row per link, A end to Z end, with racks, media, parts and length class.
 
-Two views of the same links. `runs()` streams every link with names, for the cabling plan. `tally`
-counts cables and transceivers in one pass over name-free tuples, choosing media once per pair of
-racks, for the BOM and the optics rule: a 100k-GPU design never holds its links as objects.
+Two views of the same links, both reading the cage plan (`validator.derive.tally`: one module or cable plug
+per cage, the same kind for every lane of a cage). `rows()` and `runs()` stream every link with names, for the
+cabling plan. `tally` counts modules per cage and cables, for the BOM, the rack power and the optics rule.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from validator.base.facts import fact
+from validator.derive.cages import CageIndex
 from validator.derive.links import Link, iter_links
-from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser
-from validator.derive.pairs import LinkSummary, Usage, link_pairs
+from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser, Shape
 from validator.derive.placement import Layout, Place
 from validator.derive.port_names import cable_id, interface_namer
+from validator.derive.tally import CagePlan, LinkClass, Tally, build_tally
 from validator.expand.topology import SWITCH_ROLES, Topology
 from validator.resolve.catalog.entries import Nic
 
@@ -38,29 +37,6 @@ class Run:
     z: Place
     media: Media
     run_m: float
-    index: int = 0       # the link's place in its fabric's link order (its cable id)
-
-
-@dataclass
-class Tally:
-    """Counts over every link, in one pass: what the BOM and the optics rule need."""
-
-    # (fabric, cable, length, A rack, Z rack) -> links: the BOM sums racks away, the rack power keeps them
-    cable_runs: Counter[tuple[str, str, float, int, int]] = field(default_factory=Counter)
-    node_xcvr: Counter[tuple[str, str, str, int]] = field(default_factory=Counter)  # (fabric, part, role, rack)
-    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = field(default_factory=dict)  # -> switch index
-    # (fabric, end, problem kind) -> (a role, a index, z role, z index, media, length): one example each
-    problems: dict[tuple[str, str, str], tuple[str, int, str, int, Media, float]] = field(default_factory=dict)
-    links: int = 0
-    summaries: dict[str, LinkSummary] = field(default_factory=dict)   # the same pass's link summary
-
-    @cached_property
-    def cables(self) -> Counter[tuple[str, str, float]]:
-        """Links per (fabric, cable, length), over every pair of racks."""
-        out: Counter[tuple[str, str, float]] = Counter()
-        for (fabric, part, length, _a, _z), links in self.cable_runs.items():
-            out[(fabric, part, length)] += links
-        return out
 
 
 class _Constant(list[int]):
@@ -83,7 +59,6 @@ class Plan:
         self.chooser = MediaChooser(topology.resolved.catalog)
         server = topology.resolved.server
         catalog = topology.resolved.catalog
-        self._node_twin: dict[str, bool] = {name: (links.ports_per_cage > 1) for name, links in server.links.items()}
         self._nic: dict[str, Nic] = {name: catalog.nic(links.nic) for name, links in server.links.items()
                                      if catalog.find("nic", links.nic)}
         self._cages: dict[tuple[str, str, bool], Cage] = {}
@@ -114,19 +89,6 @@ class Plan:
             return self._server_racks[index]
         return self.place(fabric, role, index).rack
 
-    def media(self, fabric: str, a_role: str, a_rack: int, z_rack: int, speed: float,
-              z_role: str = "leaf") -> tuple[Media, float]:
-        """The media of a link and its run length."""
-        spec = getattr(self.topology.resolved.design.fabrics, fabric)
-        switch_end = a_role in SWITCH_ROLES
-        forced = (spec.media.switches if switch_end else spec.media.servers) if spec.media else None
-        node = a_role == "server"
-        length = self.layout.distance_m(a_rack, z_rack)
-        chosen = self.chooser.choose(speed, length, a_rack == z_rack, node,
-                                     self._node_twin.get(fabric, False) if node else False,
-                                     self.cage(fabric, a_role, up=True), self.cage(fabric, z_role, up=False), forced)
-        return chosen, length
-
     def cage(self, fabric: str, role: str, up: bool) -> Cage:
         """The cage a link's plug goes in at a device: a switch tier's down- or up-port cage, a server's NIC
         cage (adapter OSFP cages take flat-top modules), a management RJ45, or unknown (appliances)."""
@@ -152,84 +114,42 @@ class Plan:
         return group.form_factor, group.top
 
     @cached_property
+    def cages(self) -> CageIndex:
+        """Where every link end plugs in (validator.derive.cages)."""
+        forms = {fabric: self.cage(fabric, "server", True) for fabric in self.topology.fabrics}
+        return CageIndex(self.topology, forms)
+
+    @cached_property
+    def cage_plan(self) -> CagePlan:
+        """The links as cage pairs with one media kind and reach per group of joined cages."""
+        return CagePlan(self)
+
+    @cached_property
     def tally(self) -> Tally:
-        """Cables, transceivers and reach problems over every link (media cached per pair of racks).
+        """Modules per cage, cables and reach problems over every link (validator.derive.tally)."""
+        return build_tally(self)
 
-        The loop is the hot path of a 100k-GPU design: it walks device pairs (links between the same two
-        devices counted together), does one media lookup per pair and two or three counter increments;
-        everything else is worked out once per media key.
-        """
-        out = Tally()
-        switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
-        for fabric in self.topology.fabrics:
-            out.summaries[fabric] = self._tally_fabric(out, switch_xcvr, fabric)
-        out.switch_xcvr = dict(switch_xcvr)
-        return out
-
-    def _tally_fabric(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]],
-                      fabric: str) -> LinkSummary:
-        """One fabric's pairs: the media tally and the link summary in the same pass (locals for speed)."""
+    def rack_lists(self, fabric: str) -> Callable[[str], list[int]]:
+        """The rack of every device of a role on a fabric (a list per role, built once)."""
         racks: dict[str, list[int]] = {"server": self._server_racks}
-        # media key -> (cable key, A-end switch counter or node key or None, Z-end counter or None)
-        actions: dict[tuple[str, int, int, float], tuple[tuple[str, str, float, int, int], Any, Any]] = {}
-        cables, node_xcvr = out.cable_runs, out.node_xcvr
-        usage = Usage(self.topology, fabric)
-        down, up, bundles = usage.down, usage.up, usage.bundles
-        bundle_role: dict[str, str] = {}
-        links = 0
-        for a_role, a_idx, z_role, z_idx, n, speed in link_pairs(self.topology, fabric):
-            a_racks = racks.get(a_role)
-            if a_racks is None:
-                a_racks = racks[a_role] = self._racks_of(fabric, a_role)
-            z_racks = racks.get(z_role)
-            if z_racks is None:
-                z_racks = racks[z_role] = self._racks_of(fabric, z_role)
-            a_rack, z_rack = a_racks[a_idx], z_racks[z_idx]
-            key = (a_role, a_rack, z_rack, speed)
-            act = actions.get(key)
-            if act is None:
-                act = actions[key] = self._action(out, switch_xcvr, fabric, a_role, a_idx, z_role, z_idx,
-                                                  a_rack, z_rack, speed)
-            cable_key, a_end, z_end = act
-            links += n
-            cables[cable_key] += n
-            if a_end is not None:
-                if isinstance(a_end, tuple):
-                    node_xcvr[a_end] += n
-                else:
-                    a_end[a_idx] += n
-            if z_end is not None:
-                z_end[z_idx] += n
-            # the link summary: bundles and ports in use per switch
-            name = bundle_role.get(a_role)
-            if name is None:
-                name = bundle_role[a_role] = a_role.split("/")[0] + "-mgmt" if "/" in a_role else a_role
-            bkey = (name, z_role, speed)
-            bundles[bkey] = bundles.get(bkey, 0) + n
-            down[z_role][z_idx] += n
-            ups = up.get(a_role)
-            if ups is not None:
-                ups[a_idx] += n
-        out.links += links
-        usage.total = links
-        return usage.summary()
 
-    def _action(self, out: Tally, switch_xcvr: dict[tuple[str, str, str], Counter[int]], fabric: str, a_role: str,
-                a_idx: int, z_role: str, z_idx: int, a_rack: int, z_rack: int, speed: float
-                ) -> tuple[tuple[str, str, float, int, int], Any, Any]:
-        m, length = self.media(fabric, a_role, a_rack, z_rack, speed, z_role)
-        self._check(out, fabric, a_role, a_idx, z_role, z_idx, a_rack, z_rack, m, length)
-        cable_key = (fabric, m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G", m.length_m, a_rack, z_rack)
-        a_end: Any = None
-        if m.a_transceiver is not None:
-            if a_role in SWITCH_ROLES:
-                a_end = switch_xcvr[(fabric, m.a_transceiver.id, a_role)]
-            else:
-                a_end = (fabric, m.a_transceiver.id, a_role.split("/")[1] if "/" in a_role else a_role, a_rack)
-        z_end = switch_xcvr[(fabric, m.z_transceiver.id, z_role)] if m.z_transceiver is not None else None
-        return cable_key, a_end, z_end
+        def of(role: str) -> list[int]:
+            found = racks.get(role)
+            if found is None:
+                found = racks[role] = self._racks_of(fabric, role)
+            return found
+        return of
 
-    def _check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
+    def choose(self, cls: LinkClass, floor: int, need: float, shape: Shape) -> Media:
+        """The media of a link of a class, with its cage group's least kind and reach."""
+        fabric, a_role, _z_role, a_rack, z_rack, speed, a_lanes, z_lanes, a_cage, z_cage = cls
+        spec = getattr(self.topology.resolved.design.fabrics, fabric)
+        forced = (spec.media.switches if a_role in SWITCH_ROLES else spec.media.servers) if spec.media else None
+        node = a_role not in SWITCH_ROLES and "/" not in a_role and a_role != "rack-system"
+        return self.chooser.choose(speed, self.layout.distance_m(a_rack, z_rack), a_rack == z_rack, node, a_lanes,
+                                   a_cage, z_cage, forced, z_lanes, floor, need, shape)
+
+    def check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
                z_rack: int, m: Media, length: float) -> None:
         if m.kind == "unresolved":
             kind = "cage" if m.unfit else "none"
@@ -260,12 +180,21 @@ class Plan:
             return [rack for rack, _ in places]
         return _Constant(plan.central_start)
 
+    def first_link(self, fabric: str) -> int:
+        """Index in the cage plan of a fabric's first link (the plan walks fabrics in order)."""
+        first = 0
+        for name in self.topology.fabrics:
+            if name == fabric:
+                return first
+            first += self.tally.summaries[name].links
+        raise KeyError(fabric)
+
     def runs(self, fabric: str) -> Iterator[Run]:
-        for k, link in enumerate(iter_links(self.topology, fabric)):
+        cp = self.cage_plan
+        for k, link in enumerate(iter_links(self.topology, fabric), start=self.first_link(fabric)):
             a = self.place(fabric, link.a_role, link.a_index)
             z = self.place(fabric, link.z_role, link.z_index)
-            media, length = self.media(fabric, link.a_role, a.rack, z.rack, link.speed_gbps, link.z_role)
-            yield Run(link, a, z, media, length, k)
+            yield Run(link, a, z, cp.media(k), self.layout.distance_m(a.rack, z.rack))
 
     def all_runs(self) -> Iterator[Run]:
         for fabric in self.topology.fabrics:
@@ -298,7 +227,8 @@ class Plan:
 
         namers: dict[str, Any] = {}
         places: dict[tuple[str, int], tuple[object, ...]] = {}
-        cells: dict[tuple[str, int, int, float], tuple[object, ...]] = {}
+        cells: dict[tuple[int, int, int], tuple[object, ...]] = {}
+        cp = self.cage_plan
 
         def end(role: str, index: int) -> tuple[object, ...]:
             key = (role, index)
@@ -309,13 +239,14 @@ class Plan:
                 found = places[key] = (*self._end(place), namer(index), place.rack)
             return found
 
-        for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(self.topology, fabric):
+        for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, speed) in enumerate(
+                link_tuples(self.topology, fabric), start=self.first_link(fabric)):
             a, z = end(a_role, a_idx), end(z_role, z_idx)
-            key = (f"{a_role}>{z_role}", int(a[-1]), int(z[-1]), speed)    # type: ignore[call-overload]
+            m = cp.media(k)     # the chooser keeps one object per choice: its id names it
+            key = (id(m), int(a[-1]), int(z[-1]))    # type: ignore[call-overload]
             media = cells.get(key)
             if media is None:
-                m, length = self.media(fabric, a_role, key[1], key[2], speed, z_role)
-                media = cells[key] = self._media_cells(m, length)
+                media = cells[key] = self._media_cells(m, self.layout.distance_m(key[1], key[2]))
             yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media,
                    cable_id(fabric, str(a[-2]), a_port),
                    self._port_name(fabric, a_role, a_port), self._port_name(fabric, z_role, z_port))

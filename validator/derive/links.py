@@ -171,7 +171,8 @@ def mgmt_ports_of(topology: Topology, role: str) -> int:
 
 
 def appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTuple]:
-    """Appliances fill free leaf downlink ports, lowest leaf first, on every plane."""
+    """Appliances fill free leaf downlink ports, lowest leaf first. With several planes their ports are dealt
+    over the planes (port k of the list to plane k mod planes): each port is one cable, in one plane."""
     plane = fab.plane
     leaf = plane.tiers[0]
     endpoints = list(_appliances(topology, fab.name))
@@ -182,7 +183,7 @@ def appliance_links(topology: Topology, fab: FabricTopology) -> Iterator[LinkTup
     for p in range(fab.planes):
         cursor = 0
         next_port = list(used)
-        for role, index, port in endpoints:
+        for role, index, port in endpoints[p::fab.planes]:
             while next_port[cursor] >= leaf.down_ports:
                 cursor += 1
             next_port[cursor] += 1

@@ -7,10 +7,13 @@ transceiver at each end, the shortest-reach (cheapest) optics that reach: multim
 single-mode DR to 100/500 m, FR to 2 km. 1G runs on Cat6.
 
 Every module and cable plug must fit the cage it goes in (validator/data/cages.yaml): the form factor
-family, and for OSFP the top (finned modules in air-cooled switch cages, flat ones in adapter and
-liquid-cooled cages). A link for which no catalog part fits is left unresolved and says why (the
-cage rule NET011 and the reach rule NET005 report it): a wrong module in a BOM is worse than none.
-A fabric's `media` setting can force a kind; the reach rule then checks it.
+family, and for OSFP the top (finned modules and plugs in air-cooled switch cages, flat ones in adapter
+and liquid-cooled cages; a splitter cable has its own top at the split ends). A module serves the lanes
+of its cage: a twin-port cage takes a twin-port module, a single-port cage a single-port one.
+A link for which no catalog part fits is left unresolved and says why (the cage rule NET011 and the
+reach rule NET005 report it): a wrong module in a BOM is worse than none.
+A fabric's `media` setting can force a kind; the reach rule then checks it. `floor` raises the kind (the
+cage plan uses it so that every lane of a cage gets the same kind of module: `validator.derive.cabling`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,21 @@ from validator.resolve.catalog.entries import Cable, Transceiver
 
 Cage = tuple[str, str | None]      # (form factor, top) of a cage; ("", None) when unknown
 ANY_CAGE: Cage = ("", None)
+KINDS = ("dac", "acc", "aoc", "mmf", "smf", "smf-duplex")     # in order of reach; `floor` indexes this
+CABLE_KINDS = ("dac", "acc", "aoc", "cat6")                  # a cable with its own plugs, no transceiver
+# How a link's two cages are used: (lanes used in the A cage, in the Z cage, all A lanes go to this Z cage,
+# all Z lanes go to this A cage). A cable with its own plugs must serve every lane of the cages it plugs into.
+Shape = tuple[int, int, bool, bool]
+
+
+def serves(cable: Cable, shape: Shape) -> bool:
+    """Whether one cable of this kind serves the link's lanes with one plug per cage: a straight cable joins
+    two cages whose lanes all go to each other (up to its links); a splitter's single plug takes the Z cage's
+    lanes (up to its links), each split plug one single-lane A cage."""
+    a_used, z_used, a_one_peer, z_one_peer = shape
+    if cable.split:
+        return a_used == 1 and z_used <= cable.links_per_cable
+    return a_one_peer and z_one_peer and max(a_used, z_used) <= cable.links_per_cable
 
 
 @cache
@@ -70,68 +88,88 @@ class MediaChooser:
     def _transceivers(self) -> list[Transceiver]:
         return sorted(self.catalog.entries["transceiver"].values(), key=lambda t: (t.reach_m, t.id))
 
-    def _cable(self, kind: str, speed: float, length: float, cages: tuple[Cage, Cage]) -> Cable | None:
+    def _cable(self, kind: str, speed: float, length: float, cages: tuple[Cage, Cage], shape: Shape | None = None
+               ) -> Cable | None:
+        """The shortest-reach cable of a kind whose plugs fit both cages (the A end is the lower device; a
+        splitter's single plug goes in the Z cage, its split plugs in the A cages) and the lanes in them."""
         for c in self._cables:
             media = c.media or c.type
             # fiber carries any speed; copper and active cables are built for one, with plugs that must fit
             fits_speed = c.type == "fiber" or c.speed_gbps == speed
-            plugs = c.type == "fiber" or all(fits(c.form_factor, None, cage) for cage in cages)
-            if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length and plugs:
+            plugs = c.type == "fiber" or (fits(c.form_factor, c.split_top or c.top, cages[0])
+                                          and fits(c.form_factor, c.top, cages[1]))
+            if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length and plugs \
+                    and (c.type == "fiber" or shape is None or serves(c, shape)):
                 return c
         return None
 
-    def _xcvr(self, media: str, speed: float, end: str, twin: bool, cage: Cage, length: float
+    def _xcvr(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float
               ) -> Transceiver | None:
+        """The shortest-reach module of a media that fits the cage and serves its lanes (one module per cage:
+        a twin-port cage takes a twin-port module; a module with fewer ports than the cage's lanes never)."""
         options = [t for t in self._transceivers if t.media == media and t.speed_gbps == speed and t.reach_m >= length
-                   and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage)]
-        preferred = [t for t in options if (t.ports == 2) == twin]
+                   and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage) and t.ports >= lanes]
+        preferred = [t for t in options if t.ports == lanes]
         best = preferred or options
         return best[0] if best else None
 
-    def choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, node_twin: bool,
-               a_cage: Cage, z_cage: Cage, forced: str | None) -> Media:
-        key = (speed, length, same_rack, a_is_node, node_twin, a_cage, z_cage, forced)
-        if key not in self._cache:
-            self._cache[key] = self._choose(speed, length, same_rack, a_is_node, node_twin, a_cage, z_cage, forced)
-        return self._cache[key]
+    def choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, a_lanes: int,
+               a_cage: Cage, z_cage: Cage, forced: str | None, z_lanes: int = 1, floor: int = 0,
+               need: float | None = None, shape: Shape | None = None) -> Media:
+        """Media of a link of `length` m; `need` (>= length) is the reach its modules must have (the longest
+        lane sharing their cages), `floor` the least kind (an index into KINDS)."""
+        key = (speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage, forced, z_lanes, floor, need, shape)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._choose(speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage,
+                                                    forced, z_lanes, floor, need, shape)
+        return found
 
-    def _choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, node_twin: bool,
-                a_cage: Cage, z_cage: Cage, forced: str | None) -> Media:
+    def _choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, a_lanes: int,
+                a_cage: Cage, z_cage: Cage, forced: str | None, z_lanes: int, floor: int, need: float | None,
+                shape: Shape | None) -> Media:
         if speed <= 1:
             order = ["cat6"]
         elif forced and forced != "auto":
             order = [forced]
         elif same_rack:
-            order = ["dac", "acc", "aoc", "mmf", "smf", "smf-duplex"]
+            order = [k for k in KINDS if KINDS.index(k) >= floor]
         else:
-            order = ["aoc", "mmf", "smf", "smf-duplex"]
-        reach = 0 if forced and forced != "auto" else length
+            order = [k for k in KINDS[2:] if KINDS.index(k) >= floor]
+        reach = 0 if forced and forced != "auto" else max(length, need or 0.0)
         for kind in order:
-            if kind in ("dac", "acc", "aoc", "cat6"):
-                cable = self._cable(kind, speed, reach, (a_cage, z_cage))
+            if kind in CABLE_KINDS:
+                cable = self._cable(kind, speed, reach, (a_cage, z_cage), shape)
                 if cable is not None:
                     return Media(cable, _length_class(cable, length), None, None, kind, cable.reach_m)
                 continue
-            a = self._xcvr(kind, speed, "node" if a_is_node else "switch", node_twin if a_is_node else True,
-                           a_cage, reach)
-            z = self._xcvr(kind, speed, "switch", True, z_cage, reach)
+            a = self._xcvr(kind, speed, "node" if a_is_node else "switch", a_lanes, a_cage, reach)
+            z = self._xcvr(kind, speed, "switch", z_lanes, z_cage, reach)
             fiber = self._cable(kind, speed, reach, (a_cage, z_cage))
             if a is None or z is None or fiber is None:
                 continue
             return Media(fiber, _length_class(fiber, length), a, z, kind, min(a.reach_m, z.reach_m, fiber.reach_m))
         return Media(None, length, None, None, "unresolved", 0.0, self._unfit(order, speed, reach, a_is_node, a_cage,
-                                                                              z_cage))
+                                                                              z_cage, (a_lanes, z_lanes)))
 
     def _unfit(self, order: list[str], speed: float, length: float, a_is_node: bool, a_cage: Cage,
-               z_cage: Cage) -> str:
+               z_cage: Cage, lanes: tuple[int, int]) -> str:
         """The cage that stopped every option, when one did (empty when reach or speed did)."""
-        for cage, end in ((a_cage, "node" if a_is_node else "switch"), (z_cage, "switch")):
+        cables = [c for c in self._cables if (c.type in order or (c.media or c.type) in order) and c.type != "fiber"
+                  and c.speed_gbps == speed and c.reach_m >= length]
+        if cables and not any(fits(c.form_factor, c.split_top or c.top, a_cage)
+                              and fits(c.form_factor, c.top, z_cage) for c in cables) \
+                and not [k for k in order if k not in CABLE_KINDS]:
+            cage = a_cage if a_cage[0] else z_cage      # a cable of the kind reaches but its plugs fit no cage
+            return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+        for cage, end, n in ((a_cage, "node" if a_is_node else "switch", lanes[0]), (z_cage, "switch", lanes[1])):
             if not cage[0]:
                 continue
             any_part = [t for t in self._transceivers if t.media in order and t.speed_gbps == speed
                         and t.reach_m >= length and (t.end == end or t.end == "any")]
-            if any_part and not [t for t in any_part if fits(t.form_factor, t.top, cage)]:
-                return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+            if any_part and not [t for t in any_part if fits(t.form_factor, t.top, cage) and t.ports >= n]:
+                what = f"{n}-lane " if n > 1 else ""
+                return f"{what}{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
         return ""
 
 

@@ -20,7 +20,6 @@ overhead (in the PUE), not rack power. A part with no power figure makes its rac
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -120,11 +119,10 @@ class RackPower:
             x = catalog.transceiver(part)
             watts = 0.0 if optics_in_switch(topology, fabric, role) else x.power_w
             spots = places[(fabric, role)]
-            for index, links in devices.items():
-                self._add_optics(spots[index][0], part, watts, math.ceil(links / x.ports))
-        for (_fabric, part, _role, rack), links in tally.node_xcvr.items():
-            x = catalog.transceiver(part)
-            self._add_optics(rack, part, x.power_w, math.ceil(links / x.ports))
+            for index, modules in devices.items():
+                self._add_optics(spots[index][0], part, watts, modules)
+        for (_fabric, part, _role, rack), modules in tally.node_xcvr.items():
+            self._add_optics(rack, part, catalog.transceiver(part).power_w, modules)
 
     def _add_optics(self, rack: int, part: str, watts: float | None, modules: int) -> None:
         load = self.loads[rack]

@@ -164,7 +164,7 @@ def port_cable_lengths(plan: Plan, fabric: str) -> dict[str, dict[int, int]]:
     topology = plan.topology
     namers: dict[str, Any] = {}
     racks: dict[tuple[str, int], int] = {}
-    lengths: dict[tuple[str, int, int, float, str], int] = {}
+    lengths: dict[tuple[int, int, int], int] = {}
     out: dict[str, dict[int, int]] = {}
 
     def rack(role: str, index: int) -> int:
@@ -177,12 +177,14 @@ def port_cable_lengths(plan: Plan, fabric: str) -> dict[str, dict[int, int]]:
         namer = namers.get(role) or namers.setdefault(role, device_namer(topology, fabric, role))
         return str(namer(index))
 
-    for a_role, a_idx, a_port, z_role, z_idx, z_port, speed in link_tuples(topology, fabric):
+    cages = plan.cage_plan
+    for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, _speed) in enumerate(
+            link_tuples(topology, fabric), start=plan.first_link(fabric)):
         a_rack, z_rack = rack(a_role, a_idx), rack(z_role, z_idx)
-        key = (a_role, a_rack, z_rack, speed, z_role)
+        media = cages.media(k)      # the media the cage plan chose for this link (derive/tally.py)
+        key = (id(media), a_rack, z_rack)
         if key not in lengths:
-            media, run = plan.media(fabric, a_role, a_rack, z_rack, speed, z_role)
-            lengths[key] = max(1, math.ceil(media.length_m or run))
+            lengths[key] = max(1, math.ceil(media.length_m or plan.layout.distance_m(a_rack, z_rack)))
         metres = lengths[key]
         out.setdefault(name(z_role, z_idx), {})[z_port] = metres
         if a_role in SWITCH_ROLES and isinstance(a_port, int):

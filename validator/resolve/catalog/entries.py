@@ -159,7 +159,11 @@ class Cable(_Entry):
     media: Literal["mmf", "smf", "smf-duplex"] | None = None
     speed_gbps: float = Field(gt=0)
     form_factor: str | None = None
-    top: Top | None = Field(None, description="OSFP ends: finned (IHS) or flat (RHS) top")
+    top: Top | None = Field(None, description="OSFP ends: finned (IHS) or flat (RHS) top (a splitter: its single end)")
+    split: bool = Field(False, description="A splitter: one plug carrying every link at the switch end, one plug "
+                        "per link at the other (a straight cable has one plug per end carrying every link)")
+    split_top: Top | None = Field(None, description="The top of the plugs at the lower (adapter) end when it "
+                                  "differs from `top`: a splitter's per-link plugs, a flat-to-finned cable")
     links_per_cable: int = Field(ge=1)
     reach_m: float = Field(gt=0)
     lengths_m: list[float] = Field(min_length=1)
