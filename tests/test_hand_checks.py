@@ -35,22 +35,22 @@ def test_bom_power_of_the_disaggregated_fleet():
     power = _json("bom", "designs/inference-disaggregated-h100.yaml")["power"]
     # 24 DGX H100 in 6 racks of 4, at 10,200 W each
     assert power["servers_kw"] == pytest.approx(24 * 10.2)                         # 244.8 kW
-    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W) and the twin-port modules in its
-    # cages and the servers' (15 W each): 16 uplink cages (32 x 400G up / 2) + 16 downlink cages (32 down / 2)
-    # on the leaf, 4 cages per DGX H100 x 4 servers. No DAC: the DGX's OSFP cages are flat-top, the leaf's
-    # finned, and the catalog has no flat-to-finned DAC, so the in-rack links run on 3 m fiber
-    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + (16 + 16 + 4 * 4) * 0.015, abs=1e-3)
+    # the heaviest GPU rack: 4 servers, their top-of-rack leaf (2,218 W, a maximum that includes its modules:
+    # (2,218 - 640) W / 64 ports = 24.7 W a port, more than a 15 W twin-port module, so the 32 modules in its
+    # cages add nothing) and the servers' twin-port modules, 4 cages per DGX H100 x 4 servers x 15 W. No DAC:
+    # the DGX's OSFP cages are flat-top, the leaf's finned, and the catalog has no flat-to-finned DAC
+    assert power["gpu_rack_kw"] == pytest.approx(4 * 10.2 + 2.218 + 4 * 4 * 0.015, abs=1e-3)
     assert power["gpu_racks"] == 24 // 4
     # compute fabric: a fat-tree with a spine puts one leaf in each of the 6 racks (4 x 8 = 32 links down,
     # 32 up at 1:1); 6 x 32 = 192 uplinks / 128 ports = 2 spines; 8 switches x 2,218 W maximum; one SN2201
     # at its 98 W typical (no maximum published)
     assert power["switches_kw"] == pytest.approx((8 * 2218 + 98) / 1000)            # 17.842 kW
     assert power["typical_parts"] == ["sn2201"]
-    # one twin-port module per cage (spares are not powered): leaves 6 x (16 up + 16 down) = 192, spines
-    # 192 leaf links / 2 = 96, servers 24 x 4 cages = 96; 384 modules x 15 W
-    assert power["optics_kw"] == pytest.approx((192 + 96 + 96) * 15 / 1000)          # 5.76 kW
+    # one twin-port module per cage (spares are not powered): the 192 + 96 in Tomahawk 5 leaves and spines are
+    # in their maximum (0 W added); the servers' 24 x 4 cages = 96 modules x 15 W
+    assert power["optics_kw"] == pytest.approx(96 * 15 / 1000)                       # 1.44 kW
     assert power["cables_kw"] == pytest.approx(0.0, abs=1e-3)                         # passive fiber only
-    it_kw = 244.8 + 17.842 + 5.76                                                    # 268.402 kW
+    it_kw = 244.8 + 17.842 + 1.44                                                    # 264.082 kW
     assert power["it_kw"] == pytest.approx(it_kw, abs=1e-3)
     assert power["facility_kw"] == pytest.approx(it_kw * 1.4, abs=1e-3)              # design PUE 1.4
 
@@ -63,7 +63,7 @@ def test_describe_it_power_is_servers_and_switches():
 
 # built-in street prices (validator/resolve/catalog/data/prices/street.yaml), USD
 STREET = {"dgx-h100": 270_000, "sonic-th5-64x800": 45_000, "sn2201": 4_200, "mma4z00-ns": 879,
-          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 15 m": 87, "fiber-mpo12-mmf 3 m": 48 + 3 * 2.6,
+          "fiber-mpo12-mmf 10 m": 74, "fiber-mpo12-mmf 5 m": 61, "fiber-mpo12-mmf 3 m": 48 + 3 * 2.6,
           "mma4z00-ns-flt": 1249, "cat6-rj45 10 m": 15.5,
           "cat6-rj45 5 m": 12.25, "rack-48u": 3_500, "pdu-3ph-415v-60a": 2_101, "rdhx-active-75": 17_600}
 
@@ -72,9 +72,11 @@ def test_bom_capex_with_and_without_price_overrides(tmp_path):
     totals = _json("bom", "designs/inference-disaggregated-h100.yaml")["totals"]
     p = STREET
     # 2 % spares per module line, rounded up: 192 leaf modules (96 up + 96 down cages) -> 196, 96 spine -> 98,
-    # 96 server cages (24 x 4) -> 98 flat-top; 1 % per cable line: 96 fibers -> 97, the 192 in-rack 3 m
-    # fibers (no DAC fits a flat DGX cage and a finned leaf cage) -> 194; 22 + 1, 10 + 1 copper
-    cables = 97 * p["fiber-mpo12-mmf 10 m"] + 97 * p["fiber-mpo12-mmf 15 m"] + 194 * p["fiber-mpo12-mmf 3 m"] \
+    # 96 server cages (24 x 4) -> 98 flat-top; 1 % per cable line: one row, the spines' rack R01-01 and the 6
+    # GPU racks around their network rack R01-05 (positions 2-4, 6-8), a run |dx| x 0.6 m + 4 m: 4.6 m from
+    # position 2 (5 m class, 32 fibers -> 33), 5.2-8.2 m from the others (10 m, 160 -> 162); the 192 in-rack
+    # 3 m fibers (no DAC fits a flat DGX cage and a finned leaf cage) -> 194; 22 + 1, 10 + 1 copper
+    cables = 162 * p["fiber-mpo12-mmf 10 m"] + 33 * p["fiber-mpo12-mmf 5 m"] + 194 * p["fiber-mpo12-mmf 3 m"] \
         + 23 * p["cat6-rj45 10 m"] + 11 * p["cat6-rj45 5 m"]
     by_category = {"server": 24 * p["dgx-h100"], "switch": 8 * p["sonic-th5-64x800"] + p["sn2201"],
                    "transceiver": (196 + 98) * p["mma4z00-ns"] + 98 * p["mma4z00-ns-flt"], "cable": cables,
