@@ -52,12 +52,14 @@ def _apply_and_check(design) -> None:
     assert code == 0 and "no change" in out
 
 
-def test_superpod_example_applies_reads_back_and_reapplies_as_no_change():
-    _apply_and_check(DESIGNS / "superpod-h100-4su.yaml")
+if os.environ.get("CLUSTERPLAN_DCIM_FULL"):
+    # The examples' 10,000 and 19,000 objects take Nautobot's REST API (one object at a time behind each bulk
+    # request, cable paths traced on every cable) tens of minutes on 2 cores: opt in, outside CI's budget.
+    def test_superpod_example_applies_reads_back_and_reapplies_as_no_change() -> None:
+        _apply_and_check(DESIGNS / "superpod-h100-4su.yaml")
 
-
-def test_roce_example_applies_reads_back_and_reapplies_as_no_change():
-    _apply_and_check(DESIGNS / "roce-h100-2tier.yaml")
+    def test_roce_example_applies_reads_back_and_reapplies_as_no_change() -> None:
+        _apply_and_check(DESIGNS / "roce-h100-2tier.yaml")
 
 
 def test_four_more_servers_change_exactly_their_objects(tmp_path):

@@ -168,7 +168,8 @@ def test_gb200_16_su_validates_clean_with_the_published_counts():
 
 LOSSLESS = {"switch": {"pfc_priorities": [3], "dscp_to_tc": {"26": 3, "48": 6}, "roce_tc": 3, "cnp_tc": 6,
                        "ecn": {"min_threshold_kb": 150, "max_threshold_kb": 1500, "probability_pct": 100},
-                       "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 400}},
+                       # no restoration_ms: Cumulus (the SN5600's OS) has no restoration setting (NET013)
+                       "pfc_watchdog": {"enabled": True, "detection_ms": 200}},
             "nic": {"pfc_priorities": [3], "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48}}
 
 

@@ -82,14 +82,14 @@ def million_gpu_blocks() -> list[int]:
     A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 128 spines (2U, 22 in a 48U rack less
     4U reserved) stand with its middle group (index 15): 14 beside that group's 8 leaves, 242 in 11 racks
     of their own; the zone's out-of-band spines and cores (1U and 2U) take one more rack there: blocks of
-    7 + 1 + 11 + 1 = 20. The 8,192 cores (one core layer joining 63 pods per plane) take
-    ceil(8,192 / 22) = 373 central racks, the central zone's out-of-band switches one more: 374, in the
-    middle of the floor (before group 2,016 / 2 = 1,008).
+    7 + 1 + 11 + 1 = 20. The 8,064 cores (one core layer joining 63 pods per plane, sized to the spines that
+    exist: 63 x 64 per plane x 2 planes) take ceil(8,064 / 22) = 367 central racks, the central zone's
+    out-of-band switches one more: 368, in the middle of the floor (before group 2,016 / 2 = 1,008).
     """
     blocks: list[int] = []
     for group in range(2016):
         if group == 1008:
-            blocks.append(374)
+            blocks.append(368)
         blocks.append(20 if group % 32 == 15 else 8)
     return blocks
 
@@ -100,11 +100,11 @@ def test_a_million_gpu_site_lays_out_in_fourteen_halls() -> None:
     # 4th; the middle block of 20 does not fit the 16 left and starts a row, group 16 joins it (28), group
     # 17 starts the next; groups 17-31 (15 blocks) fill 3 rows and 24 racks: the next pod starts at 24
     # again, 9 rows on. The first pod starts at 0 and takes 8 rows + 24. So the 63 pods take 8 + 62 x 9 =
-    # 566 rows + 24 racks, the central 374 racks 11.7 rows more: 578 rows (+ 1 for the ends), and a
+    # 566 rows + 24 racks, the central 368 racks 11.5 rows more: 578 rows (+ 1 for the ends), and a
     # block never straddles a hall: at most one more row lost a hall for the pods' middle blocks and 12
     # for the central one. 578 / 44 = 13.1 halls and (578 + 14 + 12) / 44 = 13.7: 14 halls.
     blocks = million_gpu_blocks()
-    assert sum(blocks) == 14112 + 2016 + 63 * 12 + 374
+    assert sum(blocks) == 14112 + 2016 + 63 * 12 + 368
     spots = floor_spots(blocks, 32, 44)
     assert spots[-1][0] + 1 == 14
     assert len(set(spots)) == len(spots)                 # no spot used twice
@@ -119,9 +119,10 @@ def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> N
     assert topology.racks.spots == floor_spots(million_gpu_blocks(), 32, 44)     # the blocks above
     oob = topology.fabrics["oob"]
     # 64 zones (63 pods and the centre), each a three-tier tree of its own; one out-of-band leaf in every
-    # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 373
+    # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 367
     assert oob.buildable and len(oob.zones) == 64
-    assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 373 == len(topology.racks.racks) - 64
+    assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 367 == len(topology.racks.racks) - 64
+    assert topology.fabrics["compute"].count("core") == 63 * 64 * 2 == 8064
 
 
 def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.builders import training
 from tests.test_floor import OOB, topology_with
-from validator.check.context import default_thresholds
+from validator.base.tables import thresholds
 from validator.check.engine import run_rules
 from validator.derive import Derived
 from validator.derive.links import iter_links
@@ -64,7 +64,7 @@ def test_every_rack_link_and_management_port_is_within_its_limits_or_flagged(des
     spine_ports = Counter(link.a_port for link in links if link.a_role == "compute/spine")
     assert spine_ports["mgmt1"] == spine_ports["mgmt2"] == topology.fabrics["compute"].count("spine")
     site = topology.resolved.design.site.rack
-    air = float(default_thresholds()["air_cooling_max_kw"]["value"])
+    air = thresholds()["air_cooling_max_kw"].value
     plan = topology.racks
     for rack, load in zip(plan.racks, derived.rack_power.loads, strict=True):
         kw = load.known_w / 1000

@@ -114,10 +114,12 @@ def test_b300_dual_plane_bandwidth_per_gpu_is_800():
 
 
 def test_b300_dual_plane_optics():
-    # server side: one single-port 400G module per 400G link (2,048); leaves: 2,048 links down and 2,048 up
-    # on twin-port modules (2 links each, 2,048 modules); spines: 2,048 links down on 1,024 twin-port modules
-    assert _optics("b300-spectrum-x-dual-plane") == (2048 + _spares(2048)) + (2048 + _spares(2048)) \
-        + (1024 + _spares(1024))                                                            # 5,223
+    # server side: one module per ConnectX-8 cage, and the cage carries both planes' 400G links (1,024 NICs,
+    # one OSFP cage each: 1,024 flat twin-port modules, issue 25: never two modules in one cage); leaves:
+    # 2,048 links down and 2,048 up on twin-port modules (2 links each, 2,048 modules); spines: 2,048 links
+    # down on 1,024 twin-port modules
+    assert _optics("b300-spectrum-x-dual-plane") == (1024 + _spares(1024)) + (2048 + _spares(2048)) \
+        + (1024 + _spares(1024))                                                            # 4,179
 
 
 def test_b300_dual_plane_mfu():

@@ -121,11 +121,17 @@ def test_tomahawk5_maximum_includes_its_optics():
 
 def test_nvl72_racks_are_not_bought_twice():
     """GB200 NVL72: the tray price is the rack's ~$3.1M / 18 (SemiAnalysis), rack included; of the design's
-    10 cabinets the 8 NVL72 racks are in that price and only the 2 network racks are bought."""
-    bom = build_bom(load_topology(DESIGNS / "gb200-nvl72-mixtral.yaml"))
+    cabinets the 8 NVL72 racks are in that price and only the network racks are bought (as many as the rack
+    plan has: its air-cooled network racks are packed within the air limit, FAC005)."""
+    topology = load_topology(DESIGNS / "gb200-nvl72-mixtral.yaml")
+    bom = build_bom(topology)
+    network = topology.racks.count("network")
+    gpu = topology.racks.count("gpu")
+    assert gpu == 8                          # 144 trays / 18 per NVL72 rack
     racks = [i for i in bom.items if i.category == "rack"]
-    assert sorted((i.qty, i.included_in) for i in racks) == [(2, None), (8, "server")]
-    assert bom.totals["capex_by_category_usd"]["rack"] == pytest.approx(2 * racks[0].unit_price)
+    assert sorted((i.qty, i.included_in) for i in racks) == sorted([(network, None), (gpu, "server")])
+    bought = next(i for i in racks if i.included_in is None)
+    assert bom.totals["capex_by_category_usd"]["rack"] == pytest.approx(network * bought.unit_price)
     tray = next(i for i in bom.items if i.category == "server")
     assert tray.power_basis == "typical"     # ~120 kW per rack / 18: an approximate figure, not a rated maximum
     assert "gb200-nvl72-tray" in bom.power["typical_parts"]

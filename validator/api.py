@@ -17,12 +17,12 @@ functions that need a readable design raise `DesignError` with every problem and
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from validator import __version__
 from validator.base.errors import DesignError, ToolError
+from validator.base.facts import fact
 from validator.base.findings import Finding
 from validator.check.result import Analysis
 from validator.expand.topology import Topology
@@ -34,7 +34,7 @@ __all__ = ["DesignError", "Finding", "Result", "ToolError", "Topology", "__versi
 PathLike = str | os.PathLike[str]
 
 
-@dataclass(frozen=True)
+@fact
 class Result:
     """One analysed design: its findings and, when it could be read, its topology and derived facts."""
 

@@ -137,7 +137,7 @@ def assumptions(topology: Topology) -> dict[str, dict[str, Any]]:
 
 def tco_inputs(topology: Topology, capex_usd: float | None, it_kw: float | None,
                bom: Bom | None = None) -> TcoInputs:
-    a = {k: v["value"] for k, v in assumptions(topology).items()}
+    a = {name: stated["value"] for name, stated in assumptions(topology).items()}
     dgx = 0.0
     low = high = None
     if bom is not None:

@@ -15,6 +15,7 @@ their keys, no timestamps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,8 +151,17 @@ def _cables(out: DcimObjects, rows: Iterator[tuple[Any, ...]]) -> None:
         a, z = sorted(ends)
         out.add("cables", (*a, *z), {"a_device": a[0], "a_interface": a[1], "z_device": z[0], "z_interface": z[1],
                                      "label": cable_label(row), "type": CABLE_TYPES.get(media, ""),
-                                     "length": round(float(run_m), 1) if run_m not in (None, "") else None,
+                                     "length": _metres(row[COL["length_class_m"]], run_m),
                                      "length_unit": "m"})
+
+
+def _metres(length_class: Any, run_m: Any) -> int | None:
+    """The cable's length in whole metres (a DCIM keeps an integer): the length class it is bought at, else
+    the planned run rounded up."""
+    for value in (length_class, run_m):
+        if value not in (None, ""):
+            return max(1, math.ceil(float(value)))
+    return None
 
 
 def dcim_objects(derived: Derived) -> DcimObjects:

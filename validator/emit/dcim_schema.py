@@ -68,7 +68,7 @@ class Cable(TypedDict):
     z_interface: str
     label: str
     type: str
-    length: float | None
+    length: int | None
     length_unit: Literal["m"]
 
 

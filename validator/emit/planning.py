@@ -62,7 +62,7 @@ def _visible(row: dict[str, Any], key: str) -> str:
     findings shows `fails` instead of performance figures."""
     if row.get("gpus") is None and key in (*COMMON, *TRAINING, *INFERENCE):
         return "-"
-    if row.get("withheld") and key in (*TRAINING, *INFERENCE):
+    if row.get("withheld") and key in (*TRAINING, *INFERENCE) and key != "idle_gpus":   # a count, not a figure
         return "fails"
     return cell(key, row.get(key))
 

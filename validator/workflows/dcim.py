@@ -153,6 +153,6 @@ def status_name() -> str:
     return STATUS
 
 
-def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
+def chunks(items: list[Any], size: int = 200) -> Iterable[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]

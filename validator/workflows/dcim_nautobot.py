@@ -41,7 +41,7 @@ def _value(choice: Any) -> Any:
 
 
 class Nautobot:
-    def __init__(self, url: str, token: str, verify_tls: bool = True, timeout: float = 120) -> None:
+    def __init__(self, url: str, token: str, verify_tls: bool = True, timeout: float = 900) -> None:
         if not url.startswith(("https://", "http://")):
             raise ToolError(f"NAUTOBOT_URL must start with https:// (or http:// for a local test server): {url!r}")
         self.base = url.rstrip("/") + "/api/"
@@ -93,7 +93,17 @@ class Nautobot:
                 self.tag_id = str(self.request("POST", "extras/tags/", body)["id"])
         return self.tag_id
 
+    def tag_exists(self, tag: str) -> bool:
+        if self.tag_id is None:
+            found = self.all("tags", name=tag)
+            if not found:
+                return False
+            self.tag_id = str(found[0]["id"])
+        return True
+
     def read(self, kind: str, tag: str) -> dict[tuple[str, ...], tuple[str, dict[str, Any]]]:
+        if kind in TAGGED and not self.tag_exists(tag):
+            return {}           # nothing carries the design's tag yet: a first sync
         objects = self.all(kind, tags=tag) if kind in TAGGED else self.all(kind)
         out: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
         for o in objects:
@@ -194,6 +204,19 @@ class Nautobot:
         return (r["name"],)
 
     def create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
+        if kind in ("location_types", "locations"):     # a tree: parents first, a level at a time
+            todo = list(records)
+            while todo:
+                known = self.ids.get(kind, {})
+                level = [r for r in todo if r.get("parent") is None or (r["parent"],) in known]
+                if not level:
+                    raise ToolError(f"{kind}: parents missing for {[r['name'] for r in todo][:5]}")
+                self._create(kind, level, tag)
+                todo = [r for r in todo if r not in level]
+            return
+        self._create(kind, records, tag)
+
+    def _create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
         tag_id = self.ensure_tag(tag) if kind in TAGGED else None
         for part in chunks(records):
             bodies = [{**self._payload(kind, r), **({"tags": [tag_id]} if tag_id else {})} for r in part]
