@@ -108,9 +108,9 @@ def outputs(
     Nothing is written while a design has error findings (exit 1) unless --force."""
     from validator.base.paths import display_name
     from validator.emit.escape import visible
+    from validator.emit.render import TemplateError
     from validator.emit.text import render_text
     from validator.read.config import find_config
-    from validator.emit.render import TemplateError
     from validator.workflows.outputs import Gated, refresh
 
     try:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from jinja2 import nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from validator.base.limits import limits
 
@@ -92,7 +93,7 @@ class UserSandbox(ImmutableSandboxedEnvironment):
             return attr in fields or isinstance(getattr(type(obj), attr, None), property)
         return True
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self.clock.tick()
         bound = getattr(__obj, "__wrapped__", __obj)     # the sandbox wraps str.format
         text, method = getattr(bound, "__self__", None), getattr(bound, "__name__", "")
