@@ -9,11 +9,13 @@ from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, Plan
-from validator.emit.escape import csv_row, to_json
+from validator.emit.escape import csv_row, known, to_json
 from validator.emit.progress import progress
 
 
 def _money(x: float | None) -> str:
+    if x is not None and known(x) is None:
+        return "unknown"      # not finite, or past what a sheet holds (an overflowing price)
     return "unpriced" if x is None else f"${x:,.0f}"
 
 
