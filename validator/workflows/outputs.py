@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from validator.base.errors import ToolError
-from validator.base.paths import OutsideRepository, confine, display_name, repository_root
+from validator.base.paths import OutsideRepository, confine, display_name, repository_root, walk
 from validator.check.result import Analysis
 from validator.emit.files import MANIFEST, OutputSet, read_manifest, write_atomic
 from validator.emit.report import fails
@@ -304,7 +304,7 @@ def _remove(path: Path) -> None:
             if not in_git_dir(entry.relative_to(path)) and _ours(entry, digest):
                 entry.unlink()
         (path / MANIFEST).unlink(missing_ok=True)
-        for sub in sorted((p for p in path.rglob("*") if p.is_dir() and not p.is_symlink()), reverse=True):
+        for sub in sorted((Path(top) for top, _, _ in walk(path) if Path(top) != path), reverse=True):
             if not any(sub.iterdir()):
                 sub.rmdir()
         if not any(path.iterdir()):
