@@ -110,8 +110,9 @@ def _entry(root: Path, base: Path, rel: str) -> Path:
     return path
 
 
-def plan(config_path: Path, run: RunConfig) -> Plan:
-    """Analyse every declared design, then compute its outputs in memory; nothing is written.
+def plan(config_path: Path, run: RunConfig, gate: bool = False) -> Plan:
+    """Analyse every declared design, then compute its outputs in memory; nothing is written. With
+    `gate`, raise Gated for a design with error findings before any output is made.
 
     Every design is analysed before any output is made, so that nothing an output does (a repository
     template is untrusted code) can reach another design's analysis (docs/security.md)."""
@@ -131,6 +132,10 @@ def plan(config_path: Path, run: RunConfig) -> Plan:
         if fails(analysis, "error"):
             out.failing.append((design, analysis))
         analysed.append((i, design, analysis))
+    if out.failing and gate:
+        names = ", ".join(display_name(p) for p, _ in out.failing)
+        raise Gated(f"{names}: error findings; nothing is written for a design that fails validation (fix it, "
+                    "or pass --force to write anyway)", out.failing)
     for i, design, analysis in analysed:
         _plan_outputs(out, root, base, i, run.repo.outputs[i], design, analysis)
     return out
@@ -177,11 +182,7 @@ def refresh(config_path: Path, run: RunConfig, write: bool, force: bool = False)
     `forced` for each design written despite error findings. Raises Gated, before writing anything, for a
     design with error findings."""
     base = config_path.parent.resolve()
-    wanted = plan(config_path, run)
-    if wanted.failing and write and not force:
-        names = ", ".join(display_name(p) for p, _ in wanted.failing)
-        raise Gated(f"{names}: error findings; nothing is written for a design that fails validation (fix it, "
-                    "or pass --force to write anyway)", wanted.failing)
+    wanted = plan(config_path, run, gate=write and not force)
     manifest_path = base / OUTPUTS_MANIFEST
     previous = read_manifest_file(manifest_path)
     entries = {_key(base, p): _sha256(d) for p, d in wanted.files.items()} | \
@@ -235,7 +236,39 @@ def _removable(path: Path, recorded: str) -> bool:
     .git/)."""
     if recorded == DIRECTORY:
         return path.is_dir() and not path.is_symlink()
-    return path.suffix.lower() in GENERATED_SUFFIXES and _ours(path, recorded)
+    return path.suffix.lower() in GENERATED_SUFFIXES and _ours(path, recorded) and _looks_generated(path)
+
+
+def _looks_generated(path: Path) -> bool:
+    """Is the file, by its content, a BOM or cabling plan clusterplan writes? A manifest is a file of the
+    pull request and may list any path with its hash (README.md's is easy to compute): a file is removed
+    only when it is a generated file too, so a manifest can never remove a document or a design."""
+    data = _read(path) or b""
+    suffix = path.suffix.lower()
+    if suffix == ".xlsx":
+        return data.startswith(b"PK") and b"<dc:creator>clusterplan</dc:creator>" in _core_properties(path)
+    head = data[:4096].decode("utf-8", errors="replace")
+    if suffix == ".json":
+        try:
+            value = json.loads(data)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and ("items" in value or "links" in value)
+    if suffix == ".csv":
+        return head.startswith(("category,part,description,", "fabric,a_site,"))
+    if suffix == ".md":
+        return head.startswith("# Bill of materials")
+    return any(line.startswith("category ") for line in head.splitlines()[:4])     # .txt
+
+
+def _core_properties(path: Path) -> bytes:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as book:
+            return book.read("docProps/core.xml")[:4096]
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return b""
 
 
 def in_git_dir(path: Path | PurePosixPath) -> bool:
