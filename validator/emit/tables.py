@@ -13,6 +13,10 @@ from validator.emit.escape import csv_row, known, to_json
 from validator.emit.progress import progress
 
 
+def _cents(x: float | None) -> str:
+    return "unknown" if known(x) is None else f"${x:,.2f}"
+
+
 def _money(x: float | None) -> str:
     if x is not None and known(x) is None:
         return "unknown"      # not finite, or past what a sheet holds (an overflowing price)
@@ -77,7 +81,7 @@ def bom_summary(bom: Bom) -> list[str]:
                      f"years {_money(c['depreciation_usd_per_year'])}, support {inp['support_pct_per_year']:g}% "
                      f"{_money(c['support_usd_per_year'])}, energy {c['energy_mwh_per_year']:,.0f} MWh "
                      f"{_money(c['energy_usd_per_year'])} at ${inp['electricity_usd_per_kwh']:g}/kWh and "
-                     f"{inp['utilization']:.0%} utilization); ${c['gpu_hour_usd']:,.2f} per busy GPU-hour")
+                     f"{inp['utilization']:.0%} utilization); {_cents(c['gpu_hour_usd'])} per busy GPU-hour")
     return lines
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.derive.bom import Bom
-from validator.emit.escape import csv_cell, known
+from validator.emit.escape import csv_cell, json_safe, known
 from validator.emit.tables import bom_summary, unit_power
 
 BUILTIN = {"text": "bom/bom.txt.j2", "md": "bom/bom.md.j2", "procurement": "bom/procurement.csv.j2",
@@ -59,7 +59,7 @@ def render_bom(template: str, bom: Bom, user_templates: Path | None = None, **ex
     name = BUILTIN.get(template, f"bom/{template}")
     if not name.endswith(".j2"):
         name += ".j2"
-    return _Templates(user_templates).render(name, bom=bom.as_dict(), summary=bom_summary(bom), **extra)
+    return _Templates(user_templates).render(name, bom=json_safe(bom.as_dict()), summary=bom_summary(bom), **extra)
 
 
 def rfq_documents(bom: Bom, vendors: dict[str, str], user_templates: Path | None = None) -> dict[str, str]:
@@ -67,7 +67,7 @@ def rfq_documents(bom: Bom, vendors: dict[str, str], user_templates: Path | None
     from validator.emit.render import _Templates
 
     env = _Templates(user_templates)
-    data = bom.as_dict()
+    data = json_safe(bom.as_dict())      # an overflowing price is unknown (None), never inf
     by_vendor: dict[str, list[dict[str, Any]]] = {}
     for item in data["items"]:
         if not item["included_in"]:
