@@ -309,21 +309,28 @@ def test_a_directory_tree_1100_levels_deep_is_walked(tmp_path, monkeypatch):
     import os
 
     monkeypatch.chdir(tmp_path)
-    for _ in range(1100):
-        os.mkdir("a")
-        os.chdir("a")
-    Path("d.yaml").write_text(SMALL)
-    monkeypatch.chdir(tmp_path)
-    code, out, err = cli("validate", ".")
-    assert code == 0 and "1 design checked" in out, err
-    top = tmp_path / "a"     # taken apart level by level: shutil.rmtree recurses on Python 3.11
+    try:
+        for _ in range(1100):
+            os.mkdir("a")
+            os.chdir("a")
+        Path("d.yaml").write_text(SMALL)
+        monkeypatch.chdir(tmp_path)
+        code, out, err = cli("validate", ".")
+        assert code == 0 and "1 design checked" in out, err
+    finally:
+        _take_apart(tmp_path)
+
+
+def _take_apart(root: Path) -> None:
+    """Remove the tree level by level (shutil.rmtree, and pytest's clean-up, recurse on Python 3.11)."""
+    top, hold = root / "a", root / "hold"
     while top.exists():
         for entry in top.iterdir():
             if entry.name != "a":
                 entry.unlink()
         if (top / "a").exists():
-            (top / "a").rename(tmp_path / "next")
+            (top / "a").rename(hold)
             top.rmdir()
-            (tmp_path / "next").rename(top)
+            hold.rename(top)
         else:
             top.rmdir()
