@@ -270,6 +270,20 @@ def test_a_pull_request_manifest_cannot_make_outputs_remove_what_clusterplan_did
     assert cli("outputs")[0] == 1 and not (root / "gen" / "d.json").exists() and (root / "gen" / "e.json").exists()
 
 
+def test_a_pull_request_render_manifest_cannot_drop_a_file_from_the_set(outputs_repo):
+    root = outputs_repo
+    (root / "out").mkdir()
+    (root / "out" / "notes.txt").write_text("mine\n")
+    for digest in ("0" * 64, _sha(root / "out" / "notes.txt")):
+        (root / "out" / ".clusterplan-manifest.json").write_text(json.dumps({"files": {"notes.txt": digest}}))
+        code, _, err = cli("render", "d.yaml", "-o", "out")
+        assert code == 0, err
+        if digest == "0" * 64:     # not what the manifest says clusterplan wrote: somebody else's, kept
+            assert (root / "out" / "notes.txt").read_text() == "mine\n"
+    # with its true hash a file is indistinguishable from one clusterplan wrote there; it goes with the old set
+    assert not (root / "out" / "notes.txt").exists() and (root / "out" / "bom.json").exists()
+
+
 @pytest.mark.parametrize("entry", [".git/config", ".GIT/config", "sub/../.git/config", "link/config"])
 def test_outputs_never_remove_anything_under_git(outputs_repo, entry):
     root = outputs_repo

@@ -162,7 +162,7 @@ class OutputSet:
 
     def commit(self) -> None:
         """Carry the files clusterplan did not write into the new set, write the manifest, and swap."""
-        ours = set(read_manifest(self.target)) | {MANIFEST}
+        ours = _still_ours(self.target) | {MANIFEST}
         _carry_foreign(self.target, self.staging, ours | set(self.files))
         manifest = {"generator": "clusterplan", "version": 1, "files": dict(sorted(self.files.items()))}
         with open(self.staging / MANIFEST, "x", encoding="utf-8") as fh:
@@ -173,6 +173,21 @@ class OutputSet:
             _fsync_dir(directory)
         _swap(self.staging, self.target, self.old)
         _fsync_dir(self.target.parent)
+
+
+def _still_ours(target: Path) -> set[str]:
+    """The files of the previous set that hold what its manifest says clusterplan wrote (SHA-256): the
+    manifest is a file of the repository, so a path it lists whose content differs (a file a pull request
+    listed, or one edited since) is somebody else's and is carried into the new set, never dropped."""
+    out = set()
+    for rel, digest in read_manifest(target).items():
+        path = target / rel
+        try:
+            if not path.is_symlink() and path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == digest:
+                out.add(rel)
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def _lock(directory: Path) -> int | None:
