@@ -154,3 +154,15 @@ def test_every_template_exception_is_one_message_with_its_line(tmp_path, templat
     code, out, err = cli("render", str(repo / "d.yaml"), "-o", str(repo / "out"))
     assert code == 1 and err.startswith(f"clusterplan: error: template {TEMPLATE}:{message}")
     assert err.count("\n") == 1 and "Traceback" not in out
+
+
+def test_the_budget_leaves_ordinary_templates_alone(tmp_path, short_budget):
+    """Big numbers as values (a buffer size in bytes), digits in text, widths within the budget."""
+    template = ('{{ "%d" | format(123456789012) }} {{ "{}: 1234567890123".format(5) }} {{ "%s 99999999999" % 1 }} '
+                '{{ "123456789012345" | center(20) }} {{ "%-12s|" % d.name }} {{ 2 ** 40 }} {{ "ab" * 1000 }}')
+    repo = _repo(tmp_path, {"d.yaml": _own(SONIC)}, template)
+    code, _, err = cli("render", str(repo / "d.yaml"), "-o", str(repo / "out"))
+    assert code == 0, err
+    text = (repo / "out" / "configs" / "compute" / "compute-leaf-su001-rail1.config_db.json").read_text()
+    assert text.startswith("123456789012 5: 1234567890123 1 99999999999   123456789012345    "
+                           "compute-leaf-su001-rail1| 1099511627776 abab")

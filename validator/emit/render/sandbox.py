@@ -29,6 +29,8 @@ from validator.base.limits import limits
 
 _BUDGET_FILTER = "clusterplan_loop_budget"      # wraps every `for` loop's iterable (a template may call it too)
 _DIGITS = re.compile(r"\d+")
+# The width and precision of a conversion: `%-0999d`, `%.999f`, or the spec of a `{...}` field.
+_SPECS = re.compile(r"%[-#0 +]*[\d.*]+|\{[^{}]*\}")
 _NESTED_FIELD = re.compile(r"\{[^{}]*\{")             # '{:>{width}}': a width taken from an argument
 # Filters and str methods whose number arguments are widths, counts or repeats of the text they make.
 _SIZED = frozenset(["center", "indent", "wordwrap", "truncate", "batch", "slice", "ljust", "rjust", "zfill",
@@ -64,7 +66,8 @@ def _big_ints(clock: _Clock, values: Iterable[Any]) -> None:
     for v in values:
         if isinstance(v, int) and not isinstance(v, bool) and abs(v) > clock.chars:
             raise TemplateBudget(f"a number argument of {v:,} is over the budget of {clock.chars:,} characters")
-        if isinstance(v, str) and any(len(d) > 7 or int(d) > clock.chars for d in _DIGITS.findall(v)):
+        if isinstance(v, str) and any(
+                len(d) > 7 or int(d) > clock.chars for spec in _SPECS.findall(v) for d in _DIGITS.findall(spec)):
             raise TemplateBudget("a format width over the budget")
 
 
@@ -135,8 +138,10 @@ class UserSandbox(ImmutableSandboxedEnvironment):
     def _filter(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def budgeted(*args: Any, **kwargs: Any) -> Any:
             self.clock.tick()
-            if name in _SIZED or name == "format":
-                _big_ints(self.clock, [*args, *kwargs.values()])
+            if name == "format" and args and isinstance(args[0], str):    # "%-9d" | format(value)
+                _big_ints(self.clock, [args[0], *(args[1:] if "*" in args[0] else ())])
+            elif name in _SIZED:
+                _big_ints(self.clock, [*args[1:], *kwargs.values()])
             return self.clock.size(function(*args, **kwargs))
 
         for attr in ("jinja_pass_arg", "__name__"):    # pass_context / pass_environment markers
