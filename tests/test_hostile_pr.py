@@ -284,6 +284,17 @@ def test_a_pull_request_render_manifest_cannot_drop_a_file_from_the_set(outputs_
     assert not (root / "out" / "notes.txt").exists() and (root / "out" / "bom.json").exists()
 
 
+def test_a_pull_request_cannot_make_outputs_overwrite_a_file_it_lists_with_its_true_hash(outputs_repo):
+    """Found by the repository fuzzer: README.md declared as an output and listed in a forged manifest
+    with its true hash."""
+    root = outputs_repo
+    (root / ".clusterplan.yaml").write_text("outputs:\n  - {design: d.yaml, bom: README.md}\n")
+    (root / ".clusterplan-outputs.json").write_text(json.dumps({"outputs": {"README.md": _sha(root / "README.md")}}))
+    code, _, err = cli("outputs")
+    assert code == 2 and "README.md exists and clusterplan did not write it" in err
+    assert (root / "README.md").read_text() == "# read me\n"
+
+
 @pytest.mark.parametrize("entry", [".git/config", ".GIT/config", "sub/../.git/config", "link/config"])
 def test_outputs_never_remove_anything_under_git(outputs_repo, entry):
     root = outputs_repo

@@ -276,7 +276,8 @@ def in_git_dir(path: Path | PurePosixPath) -> bool:
 
 
 def _refuse_foreign(base: Path, wanted: Plan, previous: dict[str, str]) -> None:
-    """A declared output path that holds a file clusterplan did not write (or one changed since), a
+    """A declared output path that holds a file clusterplan did not write (or one changed since, or one
+    that is not a clusterplan output by content: a manifest can list README.md with its true hash), a
     directory, a symlink or anything but a regular file is an error: nothing is overwritten."""
     for path in [*wanted.files, *wanted.sets]:
         directory = path in wanted.sets
@@ -286,7 +287,8 @@ def _refuse_foreign(base: Path, wanted: Plan, previous: dict[str, str]) -> None:
             kind = "a symlink" if os.path.islink(path) else "a directory" if path.is_dir() else "not a directory"
             raise ToolError(f"{display_name(path)} is {kind}; a declared output is written only as a "
                             f"{'directory' if directory else 'regular file'} (move it away or declare another path)")
-        if not directory and _read(path) != wanted.files[path] and not _ours(path, previous.get(_key(base, path), "")):
+        if not directory and _read(path) != wanted.files[path] and not (
+                _ours(path, previous.get(_key(base, path), "")) and _looks_generated(path)):
             raise ToolError(f"{display_name(path)} exists and clusterplan did not write it (it is not in "
                             f"{OUTPUTS_MANIFEST}); move it away or declare another path")
 
