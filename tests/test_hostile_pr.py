@@ -50,10 +50,14 @@ def test_rfq_and_repository_templates_cannot_write_a_workflow_command_to_stdout(
     (tmp_path / "tpl" / "bom").mkdir(parents=True)
     (tmp_path / "tpl" / "bom" / "x.j2").write_text("::add-mask::{{ 'x' }}\n  ::warning::y\n##[error]z\x1b[31m\n")
     path.write_text(path.read_text().replace("kind: InferenceFleet", "kind: InferenceFleet\ntemplates: tpl"))
-    for args in (("--format", "rfq"), ("--template", "x"), ("--format", "md")):
+    for args in (("--format", "rfq"), ("--template", "x"), ("--format", "md"), ("--format", "json"),
+                 ("--format", "csv"), ("--format", "text")):
         code, out, err = cli("bom", str(path), *args)
         assert code == 0, err
         assert not RUNNER_COMMAND.search(out) and not RAW_CONTROL.search(out), args
+    items = json.loads(cli("bom", str(path), "--format", "json")[1],
+                       parse_constant=lambda c: pytest.fail(f"JSON holds {c}"))["items"]
+    assert next(i for i in items if i["part"] == "sn2201")["description"] == FORGE    # JSON: the text, exactly
     code, out, _ = cli("bom", str(path), "--template", "x")
     assert out.splitlines()[:3] == ["\\x3a:add-mask::x", "  \\x3a:warning::y", "#\\x23[error]z\\x1b[31m"]
 

@@ -156,7 +156,10 @@ def to_json(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure
     except ValueError:
         text = json.dumps(json_safe(data), indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
                           allow_nan=False)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    # a legacy workflow command `##[` inside a string: written as `##\u005b`, the same JSON value, so that
+    # JSON printed to a CI log stays valid JSON and executes nothing (no_runner_command)
+    return text.replace("##[", "##\\u005b") if "##[" in text else text
 
 
 def printable_finding(finding: Finding) -> Finding:
