@@ -36,6 +36,7 @@ TEMPLATES = [
     "{% set r = range(99999) %}{% for a in r %}{% for b in r %}{% endfor %}{% endfor %}",
     "{{ 'x' * 10**10 }}", "{{ ('x' * 1000000).replace('x', 'x' * 1000) }}", "{{ 'x' | center(10**10) }}",
     "{{ '{:>999999999}'.format(1) }}", "{{ '%*d' % (10**9, 1) }}", "{{ 10 ** (10 ** 10) }}",
+    "{{ range(99999) | join('x' * 15999999) }}", "{{ ('x' * 1000000) | replace('x', 'x' * 100) }}",
     "{}\n{{ 1 // 0 }}", "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "{% for x in %}", "{{ nope }}",
     "::error::{{ d.name }}\n##[warning]x\n\x1b]0;t\x07", "{% include '../../README.md' %}",
     "{{ ''.__class__.__mro__[1].__subclasses__() }}", "{{ d.qos.dscps(3) if d.qos else d.name }}",

@@ -132,6 +132,9 @@ def short_budget(monkeypatch):
     ("{{ '{:>999999999}'.format(1) }}", "a format width over the budget"),
     ("{{ '%*d' % (10**9, 1) }}", "a number argument of 1,000,000,000 is over the budget of 16,000,000 characters"),
     ("{{ 10 ** (10 ** 10) }}", "a power over the budget"),
+    ("{{ range(99999) | join('x' * 15999999) }}", "a join over the budget of 16,000,000 characters"),
+    ("{{ ('x' * 999999).join(range(20000) | map('string')) }}", "a join over the budget of 16,000,000 characters"),
+    ("{{ ('x' * 1000000) | replace('x', 'x' * 100) }}", "a replace over the budget of 16,000,000 characters"),
     ("{% for i in range(99999) %}{{ 'x' * 9999 }}{% endfor %}", "wrote more than 16,000,000 characters (the "
                                                                 "budget of one template)"),
 ])

@@ -101,6 +101,8 @@ class UserSandbox(ImmutableSandboxedEnvironment):
         bound = getattr(__obj, "__wrapped__", __obj)     # the sandbox wraps str.format
         text, method = getattr(bound, "__self__", None), getattr(bound, "__name__", "")
         if isinstance(text, str):
+            if method == "join" and args and not isinstance(args[0], str | list | tuple):
+                args = (list(args[0]), *args[1:])        # sized before it is joined (ranges are bounded)
             _str_method(__self.clock, text, method, args, kwargs)
         return __self.clock.size(super().call(__context, __obj, *args, **kwargs))
 
@@ -136,12 +138,15 @@ class UserSandbox(ImmutableSandboxedEnvironment):
         filters[_BUDGET_FILTER] = self._loop
 
     def _filter(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        passes = getattr(function, "jinja_pass_arg", None) is not None    # a context first, then the value
+
         def budgeted(*args: Any, **kwargs: Any) -> Any:
             self.clock.tick()
-            if name == "format" and args and isinstance(args[0], str):    # "%-9d" | format(value)
-                _big_ints(self.clock, [args[0], *(args[1:] if "*" in args[0] else ())])
-            elif name in _SIZED:
-                _big_ints(self.clock, [*args[1:], *kwargs.values()])
+            data = list(args[1:] if passes else args)
+            if name == "join" and data and not isinstance(data[0], str):    # sized: materialised (ranges are bounded)
+                data[0] = list(data[0])
+                args = (*args[:1], *data) if passes else tuple(data)
+            _filter_budget(self.clock, name, data, kwargs)
             return self.clock.size(function(*args, **kwargs))
 
         for attr in ("jinja_pass_arg", "__name__"):    # pass_context / pass_environment markers
@@ -166,6 +171,21 @@ class UserSandbox(ImmutableSandboxedEnvironment):
                 raise TemplateBudget(f"wrote more than {self.clock.chars:,} characters (the budget of one template)")
             parts.append(chunk)
         return "".join(parts)
+
+
+def _filter_budget(clock: _Clock, name: str, data: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse a filter call that would make text over the budget, before it is made (`data`: the value
+    and the arguments)."""
+    if name == "format" and data and isinstance(data[0], str):    # "%-9d" | format(value)
+        _big_ints(clock, [data[0], *(data[1:] if "*" in data[0] else ())])
+    elif name in _SIZED:
+        _big_ints(clock, [*data[1:], *kwargs.values()])
+    elif name == "replace" and data and isinstance(data[0], str):
+        _str_method(clock, data[0], "replace", tuple(data[1:]), kwargs)
+    elif name == "join" and data and isinstance(data[0], list):
+        separator = data[1] if len(data) > 1 else kwargs.get("d", "")
+        if isinstance(separator, str):
+            _str_method(clock, separator, "join", (data[0],), {})
 
 
 def _str_method(clock: _Clock, text: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
