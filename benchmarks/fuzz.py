@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fuzzing import LONG_RUN, mutant, run_one
+from tests.fuzzing_repo import repo_mutant, run_repo
 
 
 def _site(failure: str) -> str:
@@ -30,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repo-share", type=float, default=0.3, help="share of repository mutants (file names, "
+                        ".clusterplan.yaml, manifests, templates: tests/fuzzing_repo.py)")
     opts = parser.parse_args()
     rng = random.Random(opts.seed)
     crashes: dict[str, Path] = {}
@@ -38,9 +41,19 @@ def main() -> None:
     valid = 0
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
+        repos = 0
         for i in range(opts.count):
-            data = mutant(rng)
-            outcome = run_one(data, Path(tmp), sizes=LONG_RUN)
+            if rng.random() < opts.repo_share:
+                repo = repo_mutant(rng)
+                data = repr(repo).encode("utf-8")
+                outcome = run_repo(repo, Path(tmp))
+                repos += 1
+            else:
+                data = mutant(rng)
+                outcome = run_one(data, Path(tmp), sizes=LONG_RUN)
+            if (i + 1) % 250 == 0:
+                print(f"{i + 1} mutants: {repos} repository mutants, {failures} failure(s), "
+                      f"{time.perf_counter() - start:.0f} s", flush=True)
             slowest = max(slowest, outcome.seconds)
             valid += outcome.valid
             if outcome.crashed:
@@ -52,8 +65,9 @@ def main() -> None:
                     crashes[site] = keep
                     print(f"mutant {i}: {site} (saved as {keep})", flush=True)
     total = time.perf_counter() - start
-    print(f"{opts.count} mutants (seed {opts.seed}) in {total:.0f} s: {valid} loaded fully and through every "
-          f"output, {failures} failure(s) at {len(crashes)} site(s), slowest validate {slowest:.2f} s")
+    print(f"{opts.count} mutants (seed {opts.seed}) in {total:.0f} s: {repos} repository mutants; {valid} loaded "
+          f"fully and through every output (or every command), {failures} failure(s) at {len(crashes)} site(s), "
+          f"slowest validate {slowest:.2f} s")
     sys.exit(1 if crashes else 0)
 
 

@@ -120,8 +120,9 @@ def test_the_job_fails_when_a_gate_trips_and_names_it(pr_repo, tmp_path, gate, t
     gate_env = {"VALIDATE": "0", "DIFF": outputs["status"], "TRIPPED": outputs.get("tripped", ""), "FAIL_ON": "error"}
     final = _run_step("Fail on findings or tripped gates", gate_env, pr_repo)
     assert final.returncode == (1 if trips else 0)
-    if trips:
-        assert f"::error title=clusterplan diff gate tripped::designs/d.yaml: gpus changed +100.0% ({gate})" \
+    if trips:   # the gate as the summary shows it (Markdown-escaped), as workflow-command data (% is %25)
+        shown = gate.replace(">", "\\>").replace("%", "%25")
+        assert f"::error title=clusterplan diff gate tripped::designs/d.yaml: gpus changed +100.0%25 ({shown})" \
             in final.stdout
 
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import SEEDS, mutant, run_one
+from tests.fuzzing_repo import TEMPLATES, RepoMutant, repo_mutant, run_repo
 from tests.helpers import FIXTURES, cli
 from validator.base.findings import READ_CODES
 from validator.emit.files import write_atomic
@@ -33,6 +34,20 @@ def test_fuzz_mutated_designs_never_crash(tmp_path):
         assert outcome.crashed is None, f"mutant {i} crashed:\n{outcome.crashed}"
         valid += outcome.valid
     assert FUZZ_COUNT // 20 < valid < FUZZ_COUNT   # the mix reaches both the reading errors and every output
+
+
+@pytest.mark.parametrize("template", [t for t in TEMPLATES if "99999" not in t])   # the loop bomb: in the long run
+def test_repository_mutants_are_defended(tmp_path, template):
+    """One repository mutant per hostile template (with a hostile file name, a weakened or hostile
+    `.clusterplan.yaml` and a forged manifest), through validate, render, bom and outputs: no crash, no
+    workflow command or raw control character on stdout, valid JUnit, nothing under .git/ touched
+    (tests/fuzzing_repo.py; benchmarks/fuzz.py mixes them into the long run)."""
+    rng = random.Random(template)
+    base = repo_mutant(rng)
+    design = (FIXTURES / "valid" / "small-inference.yaml").read_bytes().replace(
+        b"kind: InferenceFleet", b"kind: InferenceFleet\ntemplates: tpl", 1)
+    outcome = run_repo(RepoMutant(design, base.name, base.config, base.manifest, template), tmp_path)
+    assert outcome.crashed is None, outcome.crashed
 
 
 def test_the_mutator_makes_every_grammar_class():

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Collection
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 from validator.base.errors import DesignError, Diagnostic, ToolError
 from validator.base.findings import from_diagnostic, sort_key
 from validator.base.limits import limits
-from validator.base.paths import OutsideRepository, confine, display_name, repository_root
+from validator.base.paths import OutsideRepository, confine, display_name, repository_root, walk
 from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
@@ -59,7 +58,7 @@ def discover(paths: list[Path], *, designs_only: bool = False) -> tuple[list[Pat
             continue
         if not p.is_dir():
             raise ToolError(f"{p}: not a regular file or directory")
-        for root, dirs, names in os.walk(p, followlinks=False):
+        for root, dirs, names in walk(p):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
                 if not name.endswith(YAML_SUFFIXES):

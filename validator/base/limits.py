@@ -17,6 +17,8 @@ class Limits:
     max_yaml_bytes: int
     max_yaml_depth: int
     max_alias_depth: int
+    template_seconds: int
+    template_output_chars: int
 
 
 @cache

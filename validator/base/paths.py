@@ -9,6 +9,7 @@ through one to anywhere else.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from validator.base.errors import ToolError
@@ -50,3 +51,23 @@ def confine(path: Path, root: Path, what: str = "path") -> Path:
         raise OutsideRepository(f"{what} '{path}' leads outside the repository ({base}); symlinks out of the "
                                 "repository are not followed")
     return real
+
+
+def walk(top: Path | str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` top-down without following symlinks, iteratively: a tree any number of levels
+    deep (a pull request can commit 1,100 nested directories) never reaches the interpreter's recursion
+    limit. The caller may prune `dirs` in place, as with os.walk; a directory that cannot be read is
+    skipped."""
+    stack = [os.fspath(top)]
+    while stack:
+        current = stack.pop()
+        dirs: list[str] = []
+        names: list[str] = []
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    (dirs if entry.is_dir(follow_symlinks=False) else names).append(entry.name)
+        except OSError:
+            continue
+        yield current, dirs, names
+        stack.extend(os.path.join(current, d) for d in reversed(dirs))

@@ -96,7 +96,9 @@ def _emit_rfq(documents: dict[str, str], output: Path | None) -> None:
     from validator.emit.files import write_atomic
 
     if output is None:
-        sys.stdout.write("\n".join(documents.values()))
+        from validator.emit.escape import terminal_text
+
+        sys.stdout.write(terminal_text("\n".join(documents.values())))
         return
     for name, text in documents.items():
         write_atomic(output / name, text)

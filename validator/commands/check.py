@@ -108,6 +108,7 @@ def outputs(
     Nothing is written while a design has error findings (exit 1) unless --force."""
     from validator.base.paths import display_name
     from validator.emit.escape import visible
+    from validator.emit.render import TemplateError
     from validator.emit.text import render_text
     from validator.read.config import find_config
     from validator.workflows.outputs import Gated, refresh
@@ -124,12 +125,17 @@ def outputs(
         sys.stderr.write(render_text([a for _, a in exc.analyses], {a.file: source_text(p) for p, a in exc.analyses},
                                      failed=[a.file for _, a in exc.analyses]))
         fail(str(exc), 1)
+    except TemplateError as exc:
+        fail(str(exc), 1)
     except ToolError as exc:
         fail(str(exc))
     for what, path in changes:
         if what == "forced":
             sys.stderr.write(f"clusterplan: outputs of {visible(display_name(path))} written despite its error "
                              "findings (--force)\n")
+        elif what == "kept":
+            sys.stderr.write(f"clusterplan: kept {visible(display_name(path))}: listed in .clusterplan-outputs.json "
+                             "but not as clusterplan wrote it (never removed)\n")
         else:
             sys.stdout.write(f"{what}: {visible(display_name(path))}\n")
     raise typer.Exit(1 if changes else 0)

@@ -30,10 +30,20 @@ from typing import Any
 from validator.base.findings import Finding
 
 # C0 controls (tab, CR and LF included), DEL, C1 controls, zero-width and bidirectional formatting
-# characters (Trojan Source, CVE-2021-42574), line and paragraph separators, the byte-order mark.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
-_EXCEPT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
-_JSON_RAW = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+# characters (Trojan Source, CVE-2021-42574), line and paragraph separators, the byte-order mark, lone
+# surrogates and the noncharacters U+FFFE/U+FFFF (not allowed in XML: a workbook or JUnit report holding
+# one is not a valid file).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff"
+                     "\ud800-\udfff\ufffe\uffff]")
+_EXCEPT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069"
+                             "\ufeff\ud800-\udfff\ufffe\uffff]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
+                       "\ufffe\uffff]")
+# What a GitHub Actions runner reads as a workflow command in a log line: `::` at the start of a line
+# after white space (actions/runner ActionCommand.TryParseV2 trims the line first), and the legacy
+# `##[` anywhere in a line (TryParse looks for it with IndexOf).
+_RUNNER_COMMAND = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
+EXCEL_MAX = 9.99999999999999e307     # the largest number Excel takes in a cell
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 MAX_CELL = 32767    # characters in one Excel cell
 
@@ -48,14 +58,32 @@ def _escape_char(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def no_runner_command(text: str) -> str:
+    """`text` with nothing a CI runner would execute as a workflow command: a `::` that starts a line
+    becomes `\\x3a:`, `##[` becomes `#\\x23[` (the visible escapes of `:` and `#`)."""
+    if "::" not in text and "##[" not in text:
+        return text
+    return _RUNNER_COMMAND.sub(lambda m: m.group(1) + "\\x3a", text).replace("##[", "#\\x23[")
+
+
 def visible(text: str) -> str:
-    """One line for a terminal or a log: every control and formatting character as a visible escape."""
-    return CONTROL.sub(lambda m: _escape_char(m.group()), text)
+    """One line for a terminal or a log: every control and formatting character as a visible escape,
+    and no workflow command (`no_runner_command`)."""
+    return no_runner_command(CONTROL.sub(lambda m: _escape_char(m.group()), text))
 
 
 def terminal_text(text: str) -> str:
-    """Multi-line text for a terminal: line breaks kept, every other control character made visible."""
-    return _EXCEPT_NEWLINE.sub(lambda m: _escape_char(m.group()), text)
+    """Multi-line text for a terminal or a CI log (every stdout channel): line breaks kept, every other
+    control character made visible, no line a runner reads as a workflow command."""
+    return no_runner_command(_EXCEPT_NEWLINE.sub(lambda m: _escape_char(m.group()), text))
+
+
+def known(value: float | None) -> float | None:
+    """A figure to show: None (unknown) when it is not finite or past what a spreadsheet holds (an
+    overflowing price), never `$inf` or a number Excel cannot store."""
+    if value is None or (isinstance(value, float) and not (math.isfinite(value) and abs(value) <= EXCEL_MAX)):
+        return None
+    return value
 
 
 def one_line(text: str) -> str:
@@ -128,7 +156,10 @@ def to_json(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure
     except ValueError:
         text = json.dumps(json_safe(data), indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
                           allow_nan=False)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    # a legacy workflow command `##[` inside a string: written as `##\u005b`, the same JSON value, so that
+    # JSON printed to a CI log stays valid JSON and executes nothing (no_runner_command)
+    return text.replace("##[", "##\\u005b") if "##[" in text else text
 
 
 def printable_finding(finding: Finding) -> Finding:
@@ -149,5 +180,6 @@ def markdown_text(text: str) -> str:
 
 
 def markdown_code(text: str) -> str:
-    """Text in a Markdown code span: one line, no backtick to close the span early."""
-    return one_line(text).replace("`", "'")
+    """Text in a Markdown code span: one line, no backtick to close the span early, and `|` escaped (a
+    GitHub table splits cells at a pipe even inside a code span)."""
+    return one_line(text).replace("`", "'").replace("|", "\\|")

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from validator.base.errors import ToolError
+from validator.base.paths import walk
 
 MANIFEST = ".clusterplan-manifest.json"
 STAGING = ".clusterplan-staging"
@@ -161,7 +162,7 @@ class OutputSet:
 
     def commit(self) -> None:
         """Carry the files clusterplan did not write into the new set, write the manifest, and swap."""
-        ours = set(read_manifest(self.target)) | {MANIFEST}
+        ours = _still_ours(self.target) | {MANIFEST}
         _carry_foreign(self.target, self.staging, ours | set(self.files))
         manifest = {"generator": "clusterplan", "version": 1, "files": dict(sorted(self.files.items()))}
         with open(self.staging / MANIFEST, "x", encoding="utf-8") as fh:
@@ -172,6 +173,21 @@ class OutputSet:
             _fsync_dir(directory)
         _swap(self.staging, self.target, self.old)
         _fsync_dir(self.target.parent)
+
+
+def _still_ours(target: Path) -> set[str]:
+    """The files of the previous set that hold what its manifest says clusterplan wrote (SHA-256): the
+    manifest is a file of the repository, so a path it lists whose content differs (a file a pull request
+    listed, or one edited since) is somebody else's and is carried into the new set, never dropped."""
+    out = set()
+    for rel, digest in read_manifest(target).items():
+        path = target / rel
+        try:
+            if not path.is_symlink() and path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == digest:
+                out.add(rel)
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def _lock(directory: Path) -> int | None:
@@ -203,7 +219,7 @@ def _carry_foreign(target: Path, staging: Path, ours: set[str]) -> None:
     if not target.is_dir():
         return
     carried = 0
-    for top, dirs, names in os.walk(target):
+    for top, dirs, names in walk(target):
         rel_top = Path(top).relative_to(target)
         for name in sorted(dirs) + sorted(names):
             rel = (rel_top / name).as_posix()
@@ -215,11 +231,23 @@ def _carry_foreign(target: Path, staging: Path, ours: set[str]) -> None:
                 continue
             if rel in ours:
                 continue
+            _refuse_collision(target, staging, rel_top / name)
             carried += 1
             if carried > MAX_FOREIGN:
                 raise ToolError(f"{target} holds more than {MAX_FOREIGN:,} files clusterplan did not write; "
                                 "write the outputs to a directory of their own")
             _link(src, dst, info)
+
+
+def _refuse_collision(target: Path, staging: Path, rel: Path) -> None:
+    """A file clusterplan did not write, kept in the set, must not stand where the new set has a file or
+    a directory (a committed directory or symlink named like an output): a clear error, nothing swapped."""
+    for part in [*reversed(rel.parents[:-1]), rel]:
+        there = staging / part
+        if os.path.lexists(there) and (part == rel or not there.is_dir() or there.is_symlink()):
+            raise ToolError(f"{target / rel}: clusterplan did not write it and it stands where an output goes "
+                            f"({(target / part).as_posix()} is an output {'file' if there.is_file() else 'directory'}"
+                            "); move it away or write the outputs to a directory of their own")
 
 
 def _link(src: Path, dst: Path, info: os.stat_result) -> None:
@@ -237,7 +265,7 @@ def _link(src: Path, dst: Path, info: os.stat_result) -> None:
 
 
 def _directories(root: Path) -> Iterator[Path]:
-    for top, _dirs, _names in os.walk(root):
+    for top, _dirs, _names in walk(root):
         yield Path(top)
 
 

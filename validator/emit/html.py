@@ -29,6 +29,10 @@ def _num(value: Any, digits: int = 4) -> str:
 
 
 def _usd(value: Any) -> str:
+    from validator.emit.escape import known
+
+    if value is not None and known(value) is None:
+        return "unknown"      # not finite, or past what a sheet holds (an overflowing price)
     return "unpriced" if value is None else f"${value:,.0f}"
 
 

@@ -9,11 +9,17 @@ from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, Plan
-from validator.emit.escape import csv_row, to_json
+from validator.emit.escape import csv_row, known, to_json
 from validator.emit.progress import progress
 
 
+def _cents(x: float | None) -> str:
+    return "unknown" if known(x) is None else f"${x:,.2f}"
+
+
 def _money(x: float | None) -> str:
+    if x is not None and known(x) is None:
+        return "unknown"      # not finite, or past what a sheet holds (an overflowing price)
     return "unpriced" if x is None else f"${x:,.0f}"
 
 
@@ -89,8 +95,8 @@ def tco_lines(c: dict[str, Any]) -> list[str]:
              f"utilization, PUE {inp['pue']:g}, ${inp['electricity_usd_per_kwh']:g}/kWh), colocation "
              f"{_money(c['colocation_usd_per_year'])} (IT max at ${inp['colocation_usd_per_kw_month']:g}/kW-month), "
              f"staff {_money(c['staff_usd_per_year'])}",
-             f"${c['gpu_hour_usd']:,.2f} per busy GPU-hour (capex range: ${c['gpu_hour_usd_low']:,.2f} to "
-             f"${c['gpu_hour_usd_high']:,.2f})"]
+             f"{_cents(c['gpu_hour_usd'])} per busy GPU-hour (capex range: {_cents(c['gpu_hour_usd_low'])} to "
+             f"{_cents(c['gpu_hour_usd_high'])})"]
     lines.append("assumptions: " + "; ".join(f"{k} {v['value']:g} ({v['from']})" for k, v in a.items())
                  + " (sources: validator/data/defaults.yaml; set them in .clusterplan.yaml tco:)")
     return lines

@@ -23,7 +23,7 @@ from typing import Any
 from validator.base.findings import Finding
 from validator.derive.bom import Bom
 from validator.derive.cabling import CABLING_COLUMNS, CABLING_WIDTHS, Plan
-from validator.emit.escape import Formula, cell_text, formula_like
+from validator.emit.escape import EXCEL_MAX, Formula, cell_text, formula_like
 
 HEADER_FILL = "1F4E78"
 FONT = "Calibri"          # named on every styled cell (the workbook default font is Calibri 11 too)
@@ -78,13 +78,13 @@ def _cell(ws: Any, value: Any, fmt: str | None = None, bold: bool = False) -> An
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
 
-    if isinstance(value, float) and not math.isfinite(value):
-        value = None
+    if isinstance(value, float) and (not math.isfinite(value) or abs(value) > EXCEL_MAX):
+        value = None        # unknown: not a number Excel can hold (an overflowing price)
     text = isinstance(value, str) and not isinstance(value, Formula)
     cell = WriteOnlyCell(ws, value=cell_text(value) if text else value)
     if text:
         cell.data_type = "s"
-        if formula_like(value):
+        if formula_like(cell_text(value)):     # decided on the text the cell holds (controls removed)
             cell.quotePrefix = True
     if fmt:
         cell.number_format = fmt

@@ -221,6 +221,8 @@ class Nautobot:
         for part in chunks(records):
             bodies = [{**self._payload(kind, r), **({"tags": [tag_id]} if tag_id else {})} for r in part]
             created = self.request("POST", f"{ENDPOINTS[kind]}/", bodies)
+            if tag_id and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
+                self.request("PATCH", f"{ENDPOINTS[kind]}/", [{"id": o["id"], "tags": [tag_id]} for o in created])
             for r, o in zip(part, created, strict=True):
                 self.ids.setdefault(kind, {})[self._key(kind, r)] = str(o["id"])
                 if kind == "interfaces":

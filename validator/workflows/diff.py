@@ -177,6 +177,15 @@ def _git(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def git_show(ref: str, rel: str, root: Path) -> str:
+    """The text of `rel` at `ref` (ToolError when it is not there)."""
+    return _git(["show", f"{ref}:{rel}"], root)
+
+
+def git_root() -> Path:
+    return Path(_git(["rev-parse", "--show-toplevel"], Path.cwd()).strip())
+
+
 def git_diffs(ref: str, paths: list[Path], run: RunConfig | None = None) -> list[DesignDiff]:
     """Every design under `paths` that differs from `ref`, each side analysed from its own tree."""
     from validator.pipeline import looks_like_design
@@ -185,7 +194,7 @@ def git_diffs(ref: str, paths: list[Path], run: RunConfig | None = None) -> list
     root = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root)
     specs = [str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p) for p in paths]
-    names = _git(["diff", "--name-only", "--no-renames", ref, "--", *(specs or ["."])], root).splitlines()
+    names = changed_paths(ref, specs or ["."], root)
     changed = sorted(n for n in names if n.endswith((".yaml", ".yml")))
     if _pricing_changed(ref, root, run):     # every design is priced anew
         changed = sorted(set(changed) | set(_designs_under(paths or [root], root)))
@@ -219,7 +228,14 @@ def _config_files(run: RunConfig | None, root: Path) -> list[str]:
 
 def _pricing_changed(ref: str, root: Path, run: RunConfig | None) -> bool:
     files = _config_files(run, root)
-    return bool(files) and bool(_git(["diff", "--name-only", "--no-renames", ref, "--", *files], root).strip())
+    return bool(files) and bool(changed_paths(ref, files, root))
+
+
+def changed_paths(ref: str, specs: list[str], root: Path) -> list[str]:
+    """The paths under `specs` that differ from `ref`, exactly as they are named: NUL-separated (`-z`),
+    so a name git would quote (non-ASCII, a tab, a quote, a line break) is read as it is, never missed."""
+    out = _git(["-c", "core.quotePath=false", "diff", "--name-only", "-z", "--no-renames", ref, "--", *specs], root)
+    return [name for name in out.split("\0") if name]
 
 
 def _designs_under(paths: list[Path], root: Path) -> list[str]:

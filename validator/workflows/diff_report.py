@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from validator.emit.escape import markdown_code, markdown_text
+from validator.emit.escape import known, markdown_code, markdown_text, visible
 from validator.workflows.diff import METRICS, DesignDiff
 
 MARKDOWN_LIMIT = 60_000
@@ -15,8 +15,9 @@ HEADLINE = ("gpus", "switches", "it_kw", "capex", "capex_low", "capex_high", "mf
 
 
 def _fmt(metric: str, value: float | None) -> str:
-    if value is None:
+    if known(value) is None:      # unknown, or not finite (an overflowing price): never `$inf`
         return "n/a"
+    assert value is not None
     kind = METRICS.get(metric, ("", "", "count"))[2]
     if kind == "ratio":
         return f"{value * 100:.1f}%"
@@ -65,7 +66,7 @@ def metric_rows(d: DesignDiff) -> list[tuple[str, str, str, str]]:
     return [(_label(m), _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m)), _change(d, m)) for m in _metrics(d)]
 
 
-def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
+def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str], weakened: Sequence[str] = ()) -> str:
     out: list[dict[str, Any]] = []
     for d in diffs:
         out.append({
@@ -81,16 +82,17 @@ def diff_json(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
         })
     from validator.emit.escape import to_json
 
-    return to_json({"version": 1, "designs": out, "gates_tripped": list(tripped)}, ensure_ascii=True) + "\n"
+    return to_json({"version": 1, "designs": out, "gates_tripped": list(tripped), "config_weakened": list(weakened)},
+                   ensure_ascii=True) + "\n"
 
 
-def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
-    lines = []
+def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str], weakened: Sequence[str] = ()) -> str:
+    lines = [f"config weakened: {visible(w)}" for w in weakened]
     unchanged = [d for d in diffs if d.status == "unchanged"]
     for d in diffs:
         if d.status == "unchanged":
             continue
-        lines.append(f"{d.file} ({d.status})")
+        lines.append(f"{visible(d.file)} ({d.status})")
         for m in _metrics(d):
             change = _change(d, m)
             known = (d.value(d.base, m) is None) != (d.value(d.head, m) is None)    # e.g. latency now overloaded
@@ -98,23 +100,27 @@ def diff_text(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
                 before, after = _fmt(m, d.value(d.base, m)), _fmt(m, d.value(d.head, m))
                 lines.append(f"  {_label(m):<30} {before:>14} -> {after:>14}  {change}{_likely(d, m)}")
         if note := d.unpriced_note():
-            lines.append(f"  ! {note}")
+            lines.append(f"  ! {visible(note)}")
         for f in d.new_findings:
-            lines.append(f"  + {f.severity} {f.rule} line {f.line}: {f.message}")
+            lines.append(f"  + {f.severity} {f.rule} line {f.line}: {visible(f.message)}")
         for f in d.fixed_findings:
-            lines.append(f"  - fixed {f.rule}: {f.message}")
+            lines.append(f"  - fixed {f.rule}: {visible(f.message)}")
     if unchanged:
         lines.append(f"{len(unchanged)} design(s) unchanged")
-    lines += [f"gate tripped: {t}" for t in tripped]
-    return "\n".join(lines or ["no design changed"]) + "\n"
+    lines += [f"gate tripped: {visible(t)}" for t in tripped]
+    head, body = lines[:len(weakened)], lines[len(weakened):]
+    return "\n".join([*head, *(body or ["no design changed"])]) + "\n"
 
 
-def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str]) -> str:
+def diff_markdown(diffs: Sequence[DesignDiff], tripped: Sequence[str], weakened: Sequence[str] = ()) -> str:
     changed = [d for d in diffs if d.status != "unchanged"]
     unchanged = len(diffs) - len(changed)
     out = ["## clusterplan: design changes", ""]
     if tripped:
-        out += ["**Gates tripped:**", *[f"- {t}" for t in tripped], ""]
+        out += ["**Gates tripped:**", *[f"- {markdown_text(t)}" for t in tripped], ""]
+    if weakened:
+        out += ["**Repository configuration weakened** (rules turned off, severities lowered, waivers added):",
+                *[f"- :warning: {markdown_text(w)}" for w in weakened], ""]
     if not changed:
         out.append(f"No design changed ({unchanged} unchanged).")
         return "\n".join(out) + "\n"

@@ -96,12 +96,13 @@ class _Templates:
 
     def __init__(self, user_dir: Path | None) -> None:
         from jinja2 import Environment, FileSystemLoader, StrictUndefined
-        from jinja2.sandbox import SandboxedEnvironment
+
+        from validator.emit.render.sandbox import UserSandbox
 
         options: dict[str, Any] = {"undefined": StrictUndefined, "keep_trailing_newline": True, "autoescape": False}
         self.builtin = Environment(loader=FileSystemLoader(str(resource_dir("templates"))), **options)
-        self.user = SandboxedEnvironment(loader=_repository_loader(user_dir, repository_root(user_dir)),
-                                         **options) if user_dir else None
+        self.user = UserSandbox(loader=_repository_loader(user_dir, repository_root(user_dir)),
+                                **options) if user_dir else None
         self.user_dir = user_dir
         from validator.emit.render.bom import FILTERS
 
@@ -110,6 +111,8 @@ class _Templates:
                 env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
                 env.filters.update(FILTERS)
                 env.filters.update(ESCAPES)
+        if self.user is not None:
+            self.user.budgeted(self.user.filters)
         self._cache: dict[str, Any] = {}
 
     def _template(self, name: str) -> Any:
@@ -120,12 +123,26 @@ class _Templates:
         return self._cache[name]
 
     def render(self, name: str, **context: Any) -> str:
+        """The template's text; a repository's template renders in the sandbox on copies, within its
+        budget, and any exception it raises is a TemplateError `template NAME:LINE: message`."""
         from jinja2 import TemplateError as JinjaError
 
+        from validator.emit.render.sandbox import describe, template_line
+
+        template = None
         try:
-            text: str = self._template(name).render(**context)
-        except JinjaError as exc:
-            raise TemplateError(f"template {name}: {exc}") from exc
+            template = self._template(name)
+            if template.environment is self.user and self.user is not None:
+                text: str = self.user.render(template, context)
+            else:
+                text = template.render(**context)
+        except TemplateError:
+            raise
+        except Exception as exc:    # a repository template is untrusted code: any exception is its error
+            if template is not None and template.environment is self.builtin and not isinstance(exc, JinjaError):
+                raise
+            line = template_line(exc, [template.filename] if template is not None else [])
+            raise TemplateError(f"template {name}:{line or 1}: {describe(exc)}") from exc
         return text if text.endswith("\n") else text + "\n"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.derive.bom import Bom
-from validator.emit.escape import csv_cell
+from validator.emit.escape import csv_cell, json_safe, known
 from validator.emit.tables import bom_summary, unit_power
 
 BUILTIN = {"text": "bom/bom.txt.j2", "md": "bom/bom.md.j2", "procurement": "bom/procurement.csv.j2",
@@ -20,6 +20,8 @@ BUILTIN = {"text": "bom/bom.txt.j2", "md": "bom/bom.md.j2", "procurement": "bom/
 
 
 def money(x: float | None) -> str:
+    if x is not None and known(x) is None:
+        return "unknown"      # not finite, or past what a sheet holds (an overflowing price)
     return "unpriced" if x is None else f"${x:,.0f}"
 
 
@@ -57,7 +59,7 @@ def render_bom(template: str, bom: Bom, user_templates: Path | None = None, **ex
     name = BUILTIN.get(template, f"bom/{template}")
     if not name.endswith(".j2"):
         name += ".j2"
-    return _Templates(user_templates).render(name, bom=bom.as_dict(), summary=bom_summary(bom), **extra)
+    return _Templates(user_templates).render(name, bom=json_safe(bom.as_dict()), summary=bom_summary(bom), **extra)
 
 
 def rfq_documents(bom: Bom, vendors: dict[str, str], user_templates: Path | None = None) -> dict[str, str]:
@@ -65,11 +67,27 @@ def rfq_documents(bom: Bom, vendors: dict[str, str], user_templates: Path | None
     from validator.emit.render import _Templates
 
     env = _Templates(user_templates)
-    data = bom.as_dict()
+    data = json_safe(bom.as_dict())      # an overflowing price is unknown (None), never inf
     by_vendor: dict[str, list[dict[str, Any]]] = {}
     for item in data["items"]:
         if not item["included_in"]:
             by_vendor.setdefault(vendors.get(item["part"], "unknown vendor"), []).append(item)
-    return {f"rfq-{re.sub(r'[^a-z0-9]+', '-', vendor.lower()).strip('-')}.md":
-            env.render(BUILTIN["rfq"], bom=data, vendor=vendor, lines=lines)
+    names = rfq_file_names(sorted(by_vendor))
+    return {names[vendor]: env.render(BUILTIN["rfq"], bom=data, vendor=vendor, lines=lines)
             for vendor, lines in sorted(by_vendor.items())}
+
+
+def rfq_file_names(vendors: list[str]) -> dict[str, str]:
+    """One file name per vendor, `rfq-<slug>.md`; vendors whose names make the same slug ("Acme Inc" and
+    "acme, inc.") get `-2`, `-3`... in sorted order, so that no request overwrites another."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for vendor in sorted(vendors):
+        slug = re.sub(r"[^a-z0-9]+", "-", vendor.lower()).strip("-")[:60].strip("-") or "vendor"
+        name, n = f"rfq-{slug}.md", 1
+        while name in taken:
+            n += 1
+            name = f"rfq-{slug}-{n}.md"
+        taken.add(name)
+        out[vendor] = name
+    return out
