@@ -81,9 +81,12 @@ def sync(design: DesignArg, apply: Annotated[bool, typer.Option("--apply", help=
     server = _server(insecure)
     p = plan(wanted, server)
     sys.stdout.write(dump_json(p.as_dict()) if fmt == Fmt.json else p.text())
-    if not apply or p.empty:
-        if not apply and not p.empty:
-            sys.stderr.write("dry run: nothing written (--apply writes it)\n")
+    if p.empty:
+        if apply:
+            sys.stderr.write("no change to apply; read back: the DCIM holds the design\n")
+        return
+    if not apply:
+        sys.stderr.write("dry run: nothing written (--apply writes it)\n")
         return
     def say(message: str) -> None:
         sys.stderr.write(f"  {message}\n")
