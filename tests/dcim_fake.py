@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from validator.emit.dcim import natural_key
 from validator.workflows.dcim_nautobot import TAGGED
 
 
@@ -15,17 +16,7 @@ class FakeDcim:
         self.ids = itertools.count(1)
         self.calls: list[tuple[str, str, int]] = []
 
-    @staticmethod
-    def key(kind: str, r: dict[str, Any]) -> tuple[str, ...]:
-        if kind == "device_types":
-            return (r["manufacturer"], r["model"])
-        if kind == "interfaces":
-            return (r["device"], r["name"])
-        if kind == "cables":
-            return (r["a_device"], r["a_interface"], r["z_device"], r["z_interface"])
-        if kind == "power_feeds":
-            return (r["power_panel"], r["name"])
-        return (r["name"],)
+    key = staticmethod(natural_key)
 
     def read(self, kind: str, tag: str) -> dict[tuple[str, ...], tuple[str, dict[str, Any]]]:
         self.calls.append(("read", kind, 0))

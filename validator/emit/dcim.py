@@ -30,6 +30,19 @@ KINDS = ("location_types", "locations", "manufacturers", "device_types", "roles"
          "interfaces", "cables", "power_panels", "power_feeds")
 
 
+def natural_key(kind: str, r: dict[str, Any]) -> tuple[str, ...]:
+    """The key that names a record of `kind` in the design and in the DCIM (a name, or names joined)."""
+    if kind == "device_types":
+        return (r["manufacturer"], r["model"])
+    if kind == "interfaces":
+        return (r["device"], r["name"])
+    if kind == "cables":
+        return (r["a_device"], r["a_interface"], r["z_device"], r["z_interface"])
+    if kind == "power_feeds":
+        return (r["power_panel"], r["name"])
+    return (r["name"],)
+
+
 @dataclass
 class DcimObjects:
     """Per kind: natural key -> the fields clusterplan asserts. Keys are tuples of names."""

@@ -17,7 +17,7 @@ import urllib.request
 from typing import Any
 
 from validator.base.errors import ToolError
-from validator.emit.dcim import STATUS
+from validator.emit.dcim import STATUS, natural_key
 from validator.workflows.dcim import chunks
 
 PAGE = 1000
@@ -192,17 +192,6 @@ class Nautobot:
             body.pop("rack", None)
         return body
 
-    def _key(self, kind: str, r: dict[str, Any]) -> tuple[str, ...]:
-        if kind == "device_types":
-            return (r["manufacturer"], r["model"])
-        if kind == "interfaces":
-            return (r["device"], r["name"])
-        if kind == "cables":
-            return (r["a_device"], r["a_interface"], r["z_device"], r["z_interface"])
-        if kind == "power_feeds":
-            return (r["power_panel"], r["name"])
-        return (r["name"],)
-
     def create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
         if kind in ("location_types", "locations"):     # a tree: parents first, a level at a time
             todo = list(records)
@@ -224,7 +213,7 @@ class Nautobot:
             if tag_id and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
                 self.request("PATCH", f"{ENDPOINTS[kind]}/", [{"id": o["id"], "tags": [tag_id]} for o in created])
             for r, o in zip(part, created, strict=True):
-                self.ids.setdefault(kind, {})[self._key(kind, r)] = str(o["id"])
+                self.ids.setdefault(kind, {})[natural_key(kind, r)] = str(o["id"])
                 if kind == "interfaces":
                     self.iface_key[str(o["id"])] = (r["device"], r["name"])
 
