@@ -117,21 +117,18 @@ def test_sourced_tables_are_unwrapped_in_one_place():
 def test_rules_and_outputs_read_tables_through_their_loaders():
     """No rule and no output calls load_data(): each table has its typed loader."""
     users = [str(p.relative_to(ROOT)) for p in [*RULE_FILES, *EMIT_FILES] if "load_data(" in p.read_text()]
-    assert users == ["validator/emit/render/platforms.py"], users
+    assert users == [], users
 
 
 # Tables still read as dictionaries where they are used, each with why: the estimator's tables belong to
-# its rework (issue 26's estimator part), the SONiC platform tables to the switch-OS plug-in.
+# its rework (issue 26's estimator part).
 UNTYPED = {
     "validator/derive/estimate/constants.py": "efficiency.yaml",
     "validator/derive/estimate/engine.py": "serving.yaml, efficiency.yaml",
     "validator/derive/estimate/memory.py": "precision.yaml",
     "validator/derive/estimate/offload.py": "efficiency.yaml",
     "validator/derive/estimate/queueing.py": "serving.yaml",
-    "validator/emit/render/platforms.py": "sonic_platforms.yaml, sonic_buffers.yaml",
-    "validator/derive/switch_os.py": "sonic_buffers.yaml (the switch-OS plug-in's buffer data, as platforms.py)",
     "validator/derive/estimate/interval.py": "intervals.yaml (written by benchmarks/intervals.py)",
-    "validator/resolve/prices.py": "price_ranges.yaml (spreads by basis: low/high pairs, not sourced figures)",
 }
 
 
