@@ -13,28 +13,10 @@ from tests.helpers import ROOT
 
 MEASURED = ["validator/check/rules/*", "validator/check/shared.py"]
 
-# Lines and branches no case reaches yet, each with why; the list may only shrink (a gap that a case
-# now reaches must be struck from it). Issue 26 asks for none.
-KNOWN_GAPS: dict[str, set[str]] = {
-    # the media plan was reworked (cages, modules, media per cage group, issue 25); cases to follow it
-    "validator/check/rules/optics_reach.py": {"32", "33", "35", "47", "48", "49", "50", "51", "52", "55",
-                                              "30->32", "32->33", "32->35", "51->52", "51->55"},
-    # an out-of-band network the cabling plan does not build, a server without a BMC port (a design
-    # catalog server), switch management ports the OOB leaves cannot all take (the OOB sizer gives every
-    # management port a leaf port; a declared leaf count is not honoured short of that)
-    "validator/check/rules/oob_reach.py": {"25", "27", "32", "24->25", "26->27", "31->32"},
-    # a switch over the ports its tier reserves although sizing passed: a guard behind the sizer and the link
-    # generator, reachable only by a bug in them (tests/test_port_truth.py holds the invariant)
-    "validator/check/rules/switch_radix.py": {"27", "26->27"},
-    # an unknown-power part of no fabric that is not a rack part
-    "validator/check/rules/unknown_power.py": {"54", "52->54"},
-    # merged this session from parallel branches, with tests of their own but no branch case yet:
-    # a single-node job with no compute fabric (NET009, TRN006: tests/test_shape_rules.py), a second
-    # speed of a tier without buffer data (NET012: tests/rules/NET012)
-    "validator/check/rules/backend_fabric.py": {"30", "29->30"},
-    "validator/check/rules/bandwidth_per_gpu.py": {"26", "25->26"},
-    "validator/check/rules/lossless_render.py": {"32", "31->32"},
-}
+# Lines and branches no case reaches, each with why; the list may only shrink (a gap that a case now
+# reaches must be struck from it). Issue 26 asks for none, and none is left: a guard no design can reach
+# was deleted with the invariant that makes it unreachable named beside the code.
+KNOWN_GAPS: dict[str, set[str]] = {}
 
 
 def test_rule_cases_reach_every_branch_of_every_rule(tmp_path):

@@ -161,3 +161,75 @@ def spares_policy() -> SparesPolicy:
 def hours_per_year() -> float:
     """Hours in a year of operation (validator/data/serving.yaml)."""
     return float(value("serving.yaml", "hours_per_year"))
+
+
+@fact
+class PriceSpread:
+    """How far a price of one basis may be off, as multiples of the expected figure
+    (validator/data/price_ranges.yaml `spread`)."""
+
+    basis: str
+    low: float
+    high: float
+    source: str
+
+
+@cache
+def price_spreads() -> dict[str, PriceSpread]:
+    """The spread of every price basis, by basis."""
+    return {str(k): PriceSpread(str(k), float(v["low"]), float(v["high"]), str(v["source"]))
+            for k, v in _section("price_ranges.yaml", "spread").items()}
+
+
+@fact
+class SonicPlatform:
+    """SONiC platform and HWSKU of one catalog switch (validator/data/sonic_platforms.yaml); None when
+    no SONiC platform is published for it."""
+
+    switch: str
+    platform: str | None
+    hwsku: str | None
+    source: str
+
+
+@cache
+def sonic_platforms() -> dict[str, SonicPlatform]:
+    """Every recorded SONiC platform, by catalog switch id."""
+    def text(x: Any) -> str | None:
+        return None if x is None else str(x)
+
+    return {str(k): SonicPlatform(str(k), text(v["platform"]), text(v["hwsku"]), str(v["source"]))
+            for k, v in _section("sonic_platforms.yaml", None).items()}
+
+
+_SONIC_POOLS = ("ingress_lossless_pool", "egress_lossless_pool")
+_SONIC_PROFILES = ("ingress_lossy_profile", "egress_lossy_profile", "egress_lossless_profile")
+
+
+@fact
+class SonicBuffers:
+    """Lossless buffer settings of one switch ASIC for SONiC (validator/data/sonic_buffers.yaml): the
+    buffer model, the pools (a size None when unknown), the static profiles, and the lossless
+    priority-group profile per port speed in Mb/s (traditional model only)."""
+
+    asic: str
+    model: str                                       # traditional | dynamic
+    pools: dict[str, dict[str, int | None]]          # SONiC pool name -> fields
+    profiles: dict[str, dict[str, int]]              # static profile name -> fields
+    pg_lossless: dict[int, dict[str, int]]           # port speed (Mb/s) -> PG profile fields
+    source: str
+
+
+def _sonic_buffers(asic: str, entry: dict[str, Any]) -> SonicBuffers:
+    pools = {name: {str(k): None if v is None else int(v) for k, v in entry[name].items()}
+             for name in _SONIC_POOLS if name in entry}
+    profiles = {name: {str(k): int(v) for k, v in entry[name].items()} for name in _SONIC_PROFILES if name in entry}
+    pg = {int(speed): {str(k): int(v) for k, v in fields.items()}
+          for speed, fields in entry.get("pg_lossless", {}).items()}
+    return SonicBuffers(asic, str(entry["model"]), pools, profiles, pg, str(entry["source"]))
+
+
+@cache
+def sonic_buffers() -> dict[str, SonicBuffers]:
+    """Every recorded ASIC's SONiC buffer settings, by ASIC name."""
+    return {str(k): _sonic_buffers(str(k), v) for k, v in _section("sonic_buffers.yaml", None).items()}

@@ -25,12 +25,13 @@ class SchemaName(StrEnum):
     topology = "topology"
     failures = "failures"
     bom = "bom"
+    estimate = "estimate"
 
 
 def schema(
     which: Annotated[SchemaName, typer.Argument(
         help="design (default), catalog, pricebook, racks, sizing (the request of `clusterplan size`), report "
-             "(validate --format json), describe, topology, failures or bom.")] = SchemaName.design,
+             "(validate --format json), describe, topology, failures, bom or estimate.")] = SchemaName.design,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     check: Annotated[bool, typer.Option(help="Exit 1 if a committed schema differs from the models.")] = False,
     install: Annotated[Path | None, typer.Option(

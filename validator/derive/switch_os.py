@@ -13,8 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
-from validator.base.resources import load_data
-from validator.base.tables import values
+from validator.base.tables import sonic_buffers, values
 
 if TYPE_CHECKING:
     from validator.derive.cabling import Plan
@@ -138,13 +137,13 @@ def lossless_headroom(os: str, asic: str, speed_mbps: int) -> Headroom:
         return Headroom(os, asic, speed_mbps, method)
     if method != "buffer-data":
         return Headroom(os, asic, speed_mbps, method)
-    entry = load_data("sonic_buffers.yaml").get(asic)
+    entry = sonic_buffers().get(asic)
     if entry is None:
         return Headroom(os, asic, speed_mbps, method, problem=f"no SONiC lossless buffer data is recorded for the "
                         f"{asic} ASIC (validator/data/sonic_buffers.yaml)")
-    if entry["model"] == "dynamic":
+    if entry.model == "dynamic":
         return Headroom(os, asic, speed_mbps, method)
-    rows = sorted(int(s) for s in entry.get("pg_lossless", {}))
+    rows = sorted(entry.pg_lossless)
     # headroom grows with speed (bytes in flight on the cable while the pause takes effect): a row of a
     # higher speed on the same ASIC over-reserves for a slower port, never under-reserves
     row = next((s for s in rows if s >= speed_mbps), None)

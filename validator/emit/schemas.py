@@ -1,5 +1,6 @@
 """The JSON Schema files under schemas/ that are generated from the models (design, catalog, price book,
-rack elevations, and the JSON outputs of validator/emit/output_models.py and output_models_plan.py)."""
+rack elevations, and the JSON outputs of validator/emit/output_models.py, output_models_plan.py and
+output_models_estimate.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel
 
 from validator.derive.elevation import racks_schema
 from validator.emit import output_models as out
+from validator.emit import output_models_estimate as estimate
 from validator.emit import output_models_plan as plan
 from validator.emit.dcim_schema import dcim_schema
 from validator.read.schema import DESIGN_SCHEMA_FILE, generate_design_schema, schema_text
@@ -21,7 +23,8 @@ SCHEMA_BASE = "https://clusterplan.dev/schemas/"
 # the JSON outputs whose schema is generated from their model, by file name under schemas/
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {"report.schema.json": out.Report, "describe.schema.json": out.Describe,
                                              "topology.schema.json": out.Topology,
-                                             "failures.schema.json": plan.Failures, "bom.schema.json": plan.Bom}
+                                             "failures.schema.json": plan.Failures, "bom.schema.json": plan.Bom,
+                                             "estimate.schema.json": estimate.Estimate}
 
 
 def output_schema(model: type[BaseModel], file: str) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from validator.base.errors import DesignError, Diagnostic
 from validator.base.facts import fact
-from validator.base.resources import load_data
+from validator.base.tables import price_spreads
 from validator.read.loader import load_yaml, read_text
 from validator.resolve.compiled import builtin_data
 from validator.resolve.trusted import construct
@@ -190,8 +190,7 @@ class Quote:
 
 @functools.cache
 def _spreads() -> dict[str, tuple[float, float]]:
-    data = load_data("price_ranges.yaml")["spread"]
-    return {k: (float(v["low"]), float(v["high"])) for k, v in data.items()}
+    return {k: (v.low, v.high) for k, v in price_spreads().items()}
 
 
 def basis_spread(basis: str) -> tuple[float, float]:

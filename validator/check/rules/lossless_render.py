@@ -27,10 +27,7 @@ def lossless_render(ctx: Context) -> Iterator[Hit]:
     for name, spec in ctx.design.fabrics:
         if spec is None or spec.lossless is None or spec.type == "infiniband":
             continue
-        fab = ctx.topology.fabrics.get(name)
-        if fab is None:
-            continue
-        for tier in fab.tiers:
+        for tier in ctx.topology.fabrics[name].tiers:      # every declared fabric is built (expand)
             speeds = {tier.down_speed_gbps, *((tier.up_speed_gbps,) if tier.up_ports else ())}
             for speed in sorted(speeds):
                 found = lossless_headroom(tier.switch.os, tier.switch.asic, int(speed * 1000))
