@@ -10,9 +10,11 @@ from validator.check.context import Context
 
 def switch_radix(ctx: Context) -> Iterator[Hit]:
     """No switch carries more links than it has ports at their speeds (cages and breakouts counted):
-    the sizing reports a declared count or port number that cannot hold the fabric. The link plan never
+    the sizing reports a declared count or port number that cannot hold the fabric, and the link plan,
+    checked switch by switch, names the busiest switch of any tier that overflows. The link plan never
     puts more links on a switch than its tier reserves (the invariant of tests/invariants.py, checked by
-    tests/test_port_truth.py), so what the rule reports is what sizing found.
+    tests/test_port_truth.py over random fabrics), so no rule case reaches the second check: it stays as
+    the guard that turns a bug there into a finding instead of a cabling plan nobody can build.
 
     Source: switch hardware manuals in the catalog (port groups, cages and breakouts).
     Fix: add switches to the tier (or remove its explicit count so clusterplan sizes it).
@@ -22,6 +24,11 @@ def switch_radix(ctx: Context) -> Iterator[Hit]:
     """
     for problem in ctx.problems("NET001"):
         yield Hit(f"{problem.path[1]}: {problem.message}", problem.path)
+    for name, summary in ctx.derived.summaries.items():
+        for b in summary.busiest:
+            if b.down + b.up > b.capacity:  # pragma: no cover - the link plan's invariant (docstring)
+                yield Hit(f"{name} {b.role} {b.name}: {b.down} down + {b.up} up links > the {b.capacity} ports "
+                          f"its tier reserves", ("fabrics", name, "tiers", b.role))
 
 
 RULE = Rule("NET001", "switch-radix", "Ports used within switch radix", "error", "all", switch_radix, waivable=False)
