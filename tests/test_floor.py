@@ -79,11 +79,11 @@ def million_gpu_blocks() -> list[int]:
     14,112 GB300 NVL72 racks (18 trays of 4 GPUs: 1,016,064 GPUs) in compute groups of 7 racks (one SU:
     126 trays, one 128-port leaf per rail and plane at 400G): 2,016 groups. A group's network rack holds
     its 8 leaves (4 rails x 2 planes, SN6600-LD 2U) and its out-of-band leaf: blocks of 7 + 1 = 8 racks.
-    A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 128 spines (2U, 22 in a 48U rack less
-    4U reserved) stand with its middle group (index 15): 14 beside that group's 8 leaves, 242 in 11 racks
-    of their own; the zone's out-of-band spines and cores (1U and 2U) take one more rack there: blocks of
+    A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 126 spines (2U, 22 in a 48U rack less
+    4U reserved; see million_gpu_cores) stand with its middle group (index 15): 14 beside that group's 8
+    leaves, 238 in 11 racks of their own; the zone's out-of-band spines and cores (1U and 2U) take one more rack there: blocks of
     7 + 1 + 11 + 1 = 20. The 8,064 cores (one core layer joining 63 pods per plane, sized to the spines that
-    exist: 63 x 64 per plane x 2 planes) take ceil(8,064 / 22) = 367 central racks, the central zone's
+    exist: million_gpu_cores) take ceil(8,064 / 22) = 367 central racks, the central zone's
     out-of-band switches one more: 368, in the middle of the floor (before group 2,016 / 2 = 1,008).
     """
     blocks: list[int] = []
@@ -122,7 +122,36 @@ def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> N
     # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 367
     assert oob.buildable and len(oob.zones) == 64
     assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 367 == len(topology.racks.racks) - 64
-    assert topology.fabrics["compute"].count("core") == 63 * 64 * 2 == 8064
+    assert topology.fabrics["compute"].count("core") == million_gpu_cores() == 8064
+
+
+def million_gpu_cores() -> int:
+    """The 1M-GPU site's core switches from the fabric arithmetic alone (no figure of the sizer's result).
+
+    SN6600-LD: 64 OSFP cages, 4 ports a cage at 400G = 256 ports (catalog, sonic platform.json 4x400G). A GB300
+    NVL72 tray has 4 ConnectX-8, each 2 x 400G, one per plane: per plane 4 rails. An SU of 7 racks x 18 trays
+    = 126 trays, so one leaf per rail and plane has 126 downlinks and, non-blocking, 126 uplinks (252 <= 256).
+    A pod of 16,128 GPUs = 4,032 trays = 32 SUs: 32 x 4 = 128 leaves per plane.
+    Spines per pod: the smallest divisor of a leaf's 126 uplinks whose spines hold 128 leaves x 126 links,
+    each spine taking at most 256 / 2 = 128 downlinks (half its ports, 1:1): 128 x 126 / 128 = 126 -> 126
+    spines, each with 128 x 126 / 126 = 128 downlinks and 128 uplinks.
+    Pods: 254,016 trays / 4,032 = 63. Cores per group (spine j of every pod joins core group j): the smallest
+    divisor of a spine's 128 uplinks with 63 pods x 128 / 256 = 31.5 cores or more -> 32 (each core takes
+    63 x 128 / 32 = 252 <= 256 ports). Cores = 126 groups x 32 x 2 planes.
+    """
+    ports = 64 * 4
+    trays_per_su = 7 * 18
+    leaf_up = trays_per_su                                  # 1:1
+    assert 2 * leaf_up <= ports
+    leaves_per_pod = 16128 // 4 // trays_per_su * 4         # SUs a pod x rails
+    spine_down_max = ports // 2
+    spines = next(d for d in range(1, leaf_up + 1) if leaf_up % d == 0 and d >= leaves_per_pod * leaf_up / spine_down_max)
+    spine_up = leaves_per_pod * leaf_up // spines           # = its downlinks, 1:1
+    pods = 254016 // (16128 // 4)
+    per_group = next(d for d in range(1, spine_up + 1) if spine_up % d == 0 and d >= pods * spine_up / ports)
+    assert (spines, spine_up, pods, per_group) == (126, 128, 63, 32)
+    assert pods * spine_up // per_group <= ports
+    return spines * per_group * 2
 
 
 def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Path) -> None:
