@@ -77,7 +77,7 @@ def million_gpu_blocks() -> list[int]:
     """The floor blocks of the 1M-GPU site of tests/fixtures/site-1m-gpus.yaml, by hand.
 
     14,112 GB300 NVL72 racks (18 trays of 4 GPUs: 1,016,064 GPUs) in compute groups of 7 racks (one SU:
-    126 trays, one 128-port leaf per rail and plane at 400G): 2,016 groups. A group's network rack holds
+    126 trays, one leaf per rail and plane at 400G, 126 of its 256 ports down): 2,016 groups. A group's network rack holds
     its 8 leaves (4 rails x 2 planes, SN6600-LD 2U) and its out-of-band leaf: blocks of 7 + 1 = 8 racks.
     A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 126 spines (2U, 22 in a 48U rack less
     4U reserved; see million_gpu_cores) stand with its middle group (index 15): 14 beside that group's 8
