@@ -229,7 +229,7 @@ def test_the_million_gpu_site_spine_core_runs_are_beyond_every_400g_part() -> No
     # hall 0 to hall 6: six hall spacings of 60 m (validator/data/layout.yaml) alone are 360 m
     longest = max(layout.distance_m(s, c) for s in spines for c in (cores[0], cores[-1]))
     assert longest > 6 * 60
-    flat4 = ("OSFP", "flat")
+    flat4 = ("OSFP224", "flat")                      # an SN6600-LD cage: 200G lanes, flat top
     media = MediaChooser(topology.resolved.catalog).choose(400, longest, False, False, 4, flat4, flat4, None, 4)
     assert media.kind == "unresolved"
     within = MediaChooser(topology.resolved.catalog).choose(400, 50, False, False, 4, flat4, flat4, None, 4)
@@ -237,12 +237,16 @@ def test_the_million_gpu_site_spine_core_runs_are_beyond_every_400g_part() -> No
 
 
 def test_the_two_modules_of_a_link_share_their_lane_rate() -> None:
-    # A ConnectX-8 cage (2 x 400G planes, flat) to an SN5600 twin-port cage (2 x 400G of 4 x 100G-PAM4,
-    # finned): the 200G-PAM4 split module (50 m, the shortest reach) would be first at the NIC, but it cannot
-    # talk to a 100G-PAM4 switch module ("200G-PAM4-based transceivers cannot downshift", LinkX 800G/200G-PAM4
-    # list): the NIC gets the 100G-PAM4 twin-port flat module, as before the XDR parts were in the catalog.
+    # A ConnectX-8 cage (OSFP224: 200G lanes, 2 x 400G planes, flat) to an SN5600 twin-port cage (2 x 400G of
+    # 4 x 100G-PAM4, finned): the 200G-PAM4 split module (50 m, the shortest reach) would be first at the NIC,
+    # but it cannot talk to a 100G-PAM4 switch module ("200G-PAM4-based transceivers cannot downshift",
+    # LinkX 800G/200G-PAM4 list): the NIC gets the 100G-PAM4 twin-port flat module (an OSFP224 cage takes
+    # OSFP modules), as in the twin-planar DGX B300 example. And a ConnectX-7 cage (OSFP, 100G lanes) takes
+    # no 200G-PAM4 part.
     chooser = MediaChooser(builtin_catalog())
-    media = chooser.choose(400, 30, False, True, 2, ("OSFP", "flat"), ("OSFP", "finned"), None, 2)
+    media = chooser.choose(400, 30, False, True, 2, ("OSFP224", "flat"), ("OSFP", "finned"), None, 2)
     assert media.a_transceiver is not None and media.z_transceiver is not None
     assert media.a_transceiver.lane_gbps == media.z_transceiver.lane_gbps == 100
     assert media.a_transceiver.id != "mms4a20-xm-2x400g"
+    cx7 = chooser.choose(400, 30, False, True, 2, ("OSFP", "flat"), ("OSFP224", "flat"), None, 4)
+    assert cx7.kind == "unresolved" and "100G lanes" in cx7.unfit

@@ -172,14 +172,19 @@ class MediaChooser:
                 and not [k for k in order if k not in CABLE_KINDS]:
             cage = a_cage if a_cage[0] else z_cage      # a cable of the kind reaches but its plugs fit no cage
             return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+        fitting: list[set[float | None]] = []
         for cage, end, n in ((a_cage, "node" if a_is_node else "switch", lanes[0]), (z_cage, "switch", lanes[1])):
-            if not cage[0]:
-                continue
             any_part = [t for t in self._transceivers if t.media in order and t.speed_gbps == speed
                         and t.reach_m >= length and (t.end == end or t.end == "any")]
-            if any_part and not [t for t in any_part if fits(t.form_factor, t.top, cage) and t.ports >= n]:
+            fit = [t for t in any_part if fits(t.form_factor, t.top, cage) and t.ports >= n]
+            if cage[0] and any_part and not fit:
                 what = f"{n}-lane " if n > 1 else ""
                 return f"{what}{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+            fitting.append({t.lane_gbps for t in fit})
+        a_rates, z_rates = fitting
+        if a_rates and z_rates and None not in a_rates | z_rates and not a_rates & z_rates:
+            rates = "/".join(f"{r:g}G" for r in sorted(r for r in a_rates if r is not None))
+            return f"{a_cage[0]}{' ' + a_cage[1] + '-top' if a_cage[1] else ''} ({rates} lanes, not the other end's)"
         return ""
 
 
