@@ -4,6 +4,7 @@ near its switch, network racks within their air limit. Expected figures are hand
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 from tests.builders import training
 from tests.helpers import DESIGNS, FIXTURES
 from validator.derive.links import iter_links
+from validator.derive.media import MediaChooser
 from validator.derive.placement import Layout
 from validator.expand.racks import floor_spots
 from validator.expand.topology import Topology, build_topology
@@ -77,14 +79,15 @@ def million_gpu_blocks() -> list[int]:
     """The floor blocks of the 1M-GPU site of tests/fixtures/site-1m-gpus.yaml, by hand.
 
     14,112 GB300 NVL72 racks (18 trays of 4 GPUs: 1,016,064 GPUs) in compute groups of 7 racks (one SU:
-    126 trays, one 128-port leaf per rail and plane at 400G): 2,016 groups. A group's network rack holds
-    its 8 leaves (4 rails x 2 planes, SN6600-LD 2U) and its out-of-band leaf: blocks of 7 + 1 = 8 racks.
-    A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 128 spines (2U, 22 in a 48U rack less
-    4U reserved) stand with its middle group (index 15): 14 beside that group's 8 leaves, 242 in 11 racks
-    of their own; the zone's out-of-band spines and cores (1U and 2U) take one more rack there: blocks of
-    7 + 1 + 11 + 1 = 20. The 8,064 cores (one core layer joining 63 pods per plane, sized to the spines that
-    exist: 63 x 64 per plane x 2 planes) take ceil(8,064 / 22) = 367 central racks, the central zone's
-    out-of-band switches one more: 368, in the middle of the floor (before group 2,016 / 2 = 1,008).
+    126 trays, one leaf per rail and plane at 400G, 126 of its 256 ports down): 2,016 groups. A group's
+    network rack holds its 8 leaves (4 rails x 2 planes, SN6600-LD 2U) and its out-of-band leaf: blocks of
+    7 + 1 = 8 racks.
+    A pod (and out-of-band zone) of 224 racks is 32 groups; its 2 x 126 spines (2U, 22 in a 48U rack less
+    4U reserved; see million_gpu_cores) stand with its middle group (index 15): 14 beside that group's 8
+    leaves, 238 in 11 racks of their own; the zone's out-of-band spines and cores (1U and 2U) take one
+    more rack there: blocks of 7 + 1 + 11 + 1 = 20. The 8,064 cores (one core layer joining 63 pods per
+    plane, sized to the spines that exist: million_gpu_cores) take ceil(8,064 / 22) = 367 central racks,
+    the central zone's out-of-band switches one more: 368, in the middle of the floor (before group 2,016 / 2 = 1,008).
     """
     blocks: list[int] = []
     for group in range(2016):
@@ -113,8 +116,14 @@ def test_a_million_gpu_site_lays_out_in_fourteen_halls() -> None:
     assert spots[middle][2] == 0 and spots[middle + 19][1] == spots[middle][1]
 
 
+@cache
+def million_gpu_topology() -> Topology:
+    """The 1M-GPU site's topology (read to expand: about 2 s; the full validate is minutes, see below)."""
+    return load_topology(FIXTURES / "scale" / "site-1m-gpus.yaml")
+
+
 def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> None:
-    topology = load_topology(FIXTURES / "scale" / "site-1m-gpus.yaml")
+    topology = million_gpu_topology()
     assert topology.gpus == 1016064 and topology.gpu_racks == 14112
     assert topology.racks.spots == floor_spots(million_gpu_blocks(), 32, 44)     # the blocks above
     oob = topology.fabrics["oob"]
@@ -122,7 +131,37 @@ def test_the_million_gpu_design_is_laid_out_so_with_its_out_of_band_zones() -> N
     # rack but the 64 racks of the zones' own spines and cores: 14,112 + 2,016 + 63 x 11 + 367
     assert oob.buildable and len(oob.zones) == 64
     assert oob.count("leaf") == 14112 + 2016 + 63 * 11 + 367 == len(topology.racks.racks) - 64
-    assert topology.fabrics["compute"].count("core") == 63 * 64 * 2 == 8064
+    assert topology.fabrics["compute"].count("core") == million_gpu_cores() == 8064
+
+
+def million_gpu_cores() -> int:
+    """The 1M-GPU site's core switches from the fabric arithmetic alone (no figure of the sizer's result).
+
+    SN6600-LD: 64 OSFP cages, 4 ports a cage at 400G = 256 ports (catalog, sonic platform.json 4x400G). A GB300
+    NVL72 tray has 4 ConnectX-8, each 2 x 400G, one per plane: per plane 4 rails. An SU of 7 racks x 18 trays
+    = 126 trays, so one leaf per rail and plane has 126 downlinks and, non-blocking, 126 uplinks (252 <= 256).
+    A pod of 16,128 GPUs = 4,032 trays = 32 SUs: 32 x 4 = 128 leaves per plane.
+    Spines per pod: the smallest divisor of a leaf's 126 uplinks whose spines hold 128 leaves x 126 links,
+    each spine taking at most 256 / 2 = 128 downlinks (half its ports, 1:1): 128 x 126 / 128 = 126 -> 126
+    spines, each with 128 x 126 / 126 = 128 downlinks and 128 uplinks.
+    Pods: 254,016 trays / 4,032 = 63. Cores per group (spine j of every pod joins core group j): the smallest
+    divisor of a spine's 128 uplinks with 63 pods x 128 / 256 = 31.5 cores or more -> 32 (each core takes
+    63 x 128 / 32 = 252 <= 256 ports). Cores = 126 groups x 32 x 2 planes.
+    """
+    ports = 64 * 4
+    trays_per_su = 7 * 18
+    leaf_up = trays_per_su                                  # 1:1
+    assert 2 * leaf_up <= ports
+    leaves_per_pod = 16128 // 4 // trays_per_su * 4         # SUs a pod x rails
+    spine_down_max = ports // 2
+    spines = next(d for d in range(1, leaf_up + 1)
+                  if leaf_up % d == 0 and d >= leaves_per_pod * leaf_up / spine_down_max)
+    spine_up = leaves_per_pod * leaf_up // spines           # = its downlinks, 1:1
+    pods = 254016 // (16128 // 4)
+    per_group = next(d for d in range(1, spine_up + 1) if spine_up % d == 0 and d >= pods * spine_up / ports)
+    assert (spines, spine_up, pods, per_group) == (126, 128, 63, 32)
+    assert pods * spine_up // per_group <= ports
+    return spines * per_group * 2
 
 
 def test_a_reach_the_floor_cannot_meet_names_the_placement_setting(tmp_path: Path) -> None:
@@ -149,3 +188,65 @@ def test_an_out_of_band_tree_too_small_keeps_its_leaves_named_one_by_one() -> No
     placed = len(topology.racks.switches[("oob", "leaf")])
     assert not fab.buildable and placed > 64
     assert fab.count("leaf") == placed == len(set(fab.names("leaf")))
+
+
+def test_the_million_gpu_site_cages_take_200g_pam4_modules_on_a_cut_of_two_pods(tmp_path: Path) -> None:
+    # The site's first 2 pods (8,064 trays, 448 racks: one hall) validated end to end, every link given media
+    # and reach-checked (the full site takes minutes of CPU to validate; the floor tests above cover its
+    # layout). An SN6600-LD cage at 400G holds 4 ports of 2 x 200G-PAM4 lanes (sonic platform.json 4x400G),
+    # a ConnectX-8 cage its two 400G planes: the 1.6T twin-port module split 4 ways at the switches and the
+    # 800G single-port module split 2 ways at the NICs (no NET011 any more), both within their 50 m.
+    text = (FIXTURES / "scale" / "site-1m-gpus.yaml").read_text().replace("count: 254016", "count: 8064") \
+        .replace("dp: 31752", "dp: 1008").replace("global_batch: 63504", "global_batch: 2016")
+    (tmp_path / "cut.yaml").write_text(text)
+    analysis = analyze(tmp_path / "cut.yaml", "cut.yaml", RunConfig())
+    assert not {"NET005", "NET011"} & {f.rule for f in analysis.findings}
+    tally = analysis.derived.cabling.tally
+    assert not tally.problems
+    nodes = sum(n for (fab, part, _r, _k), n in tally.node_xcvr.items() if fab == "compute" and
+                part == "mms4a20-xm-2x400g")
+    switches = {role: sum(c.values()) for (fab, part, role), c in tally.switch_xcvr.items()
+                if fab == "compute" and part == "mms4a00-xm-flt-4x400g"}
+    assert nodes == 8064 * 4                            # one module per ConnectX-8 cage, both planes in it
+    # per plane 2 pods x 128 leaves, each 126 ports down in ceil(126 / 4) = 32 cages and 126 up in 32 more;
+    # 2 x 126 spines, 128 down and 128 up = 64 cages; cores: 128 spine uplinks over the smallest divisor of
+    # 128 at or above 2 pods x 128 / 256 ports = 1 core a group, 126 groups, each core 2 x 128 down = 64 cages
+    assert switches == {"leaf": 2 * 2 * 128 * 64, "spine": 2 * 2 * 126 * 64, "core": 2 * 126 * 64}
+    assert max(length for (fab, _p, length) in tally.cables if fab == "compute") <= 50
+
+
+def test_the_million_gpu_site_spine_core_runs_are_beyond_every_400g_part() -> None:
+    # What the full site cannot meet, said rather than hidden: its cores stand in the middle of 14 halls
+    # (hall 7 of 14), so a spine in the first or last hall is hundreds of metres from its cores. At 400G a
+    # spine's uplink cage carries 4 links to 4 different cores: a 1.6T module on splitter fibers, 50 m at
+    # most (NVIDIA's MPO single-mode splitter budget); no flat-top part of the catalog at 400G reaches further
+    # from a 4-lane cage, so NET005 reports these runs (with the `site.layout` settings that shorten them).
+    topology = million_gpu_topology()
+    layout = Layout(topology)
+    spines = sorted({rack for rack, _ru in topology.racks.switches[("compute", "spine")]})
+    cores = sorted({rack for rack, _ru in topology.racks.switches[("compute", "core")]})
+    assert {layout.spot(c).hall for c in cores} == {6} and layout.halls == 14
+    # hall 0 to hall 6: six hall spacings of 60 m (validator/data/layout.yaml) alone are 360 m
+    longest = max(layout.distance_m(s, c) for s in spines for c in (cores[0], cores[-1]))
+    assert longest > 6 * 60
+    flat4 = ("OSFP224", "flat")                      # an SN6600-LD cage: 200G lanes, flat top
+    media = MediaChooser(topology.resolved.catalog).choose(400, longest, False, False, 4, flat4, flat4, None, 4)
+    assert media.kind == "unresolved"
+    within = MediaChooser(topology.resolved.catalog).choose(400, 50, False, False, 4, flat4, flat4, None, 4)
+    assert within.a_transceiver is not None and within.a_transceiver.id == "mms4a00-xm-flt-4x400g"
+
+
+def test_the_two_modules_of_a_link_share_their_lane_rate() -> None:
+    # A ConnectX-8 cage (OSFP224: 200G lanes, 2 x 400G planes, flat) to an SN5600 twin-port cage (2 x 400G of
+    # 4 x 100G-PAM4, finned): the 200G-PAM4 split module (50 m, the shortest reach) would be first at the NIC,
+    # but it cannot talk to a 100G-PAM4 switch module ("200G-PAM4-based transceivers cannot downshift",
+    # LinkX 800G/200G-PAM4 list): the NIC gets the 100G-PAM4 twin-port flat module (an OSFP224 cage takes
+    # OSFP modules), as in the twin-planar DGX B300 example. And a ConnectX-7 cage (OSFP, 100G lanes) takes
+    # no 200G-PAM4 part.
+    chooser = MediaChooser(builtin_catalog())
+    media = chooser.choose(400, 30, False, True, 2, ("OSFP224", "flat"), ("OSFP", "finned"), None, 2)
+    assert media.a_transceiver is not None and media.z_transceiver is not None
+    assert media.a_transceiver.lane_gbps == media.z_transceiver.lane_gbps == 100
+    assert media.a_transceiver.id != "mms4a20-xm-2x400g"
+    cx7 = chooser.choose(400, 30, False, True, 2, ("OSFP", "flat"), ("OSFP224", "flat"), None, 4)
+    assert cx7.kind == "unresolved" and "100G lanes" in cx7.unfit

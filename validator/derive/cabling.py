@@ -103,7 +103,7 @@ class Plan:
             nic = self._nic.get(fabric)
             if nic is None:
                 return ANY_CAGE
-            return nic.form_factor, nic.top or ("flat" if nic.form_factor == "OSFP" else None)
+            return nic.form_factor, nic.top or ("flat" if nic.form_factor.startswith("OSFP") else None)
         if "/" in role or role == "rack-system":
             return "RJ45", None
         tier = self.topology.fabrics[fabric].tier(role) if role in SWITCH_ROLES else None

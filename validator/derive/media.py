@@ -103,15 +103,24 @@ class MediaChooser:
                 return c
         return None
 
-    def _xcvr(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float
-              ) -> Transceiver | None:
-        """The shortest-reach module of a media that fits the cage and serves its lanes (one module per cage:
-        a twin-port cage takes a twin-port module; a module with fewer ports than the cage's lanes never)."""
+    def _xcvrs(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float
+               ) -> list[Transceiver]:
+        """The modules of a media that fit the cage and serve its lanes (one module per cage: a twin-port cage
+        takes a twin-port module; a module with fewer ports than the cage's lanes never), best first: those
+        with exactly the cage's lanes, then by reach (the shortest that reaches is the cheapest)."""
         options = [t for t in self._transceivers if t.media == media and t.speed_gbps == speed and t.reach_m >= length
                    and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage) and t.ports >= lanes]
-        preferred = [t for t in options if t.ports == lanes]
-        best = preferred or options
-        return best[0] if best else None
+        return [t for t in options if t.ports == lanes] + [t for t in options if t.ports != lanes]
+
+    def _pair(self, media: str, speed: float, ends: tuple[str, str], lanes: tuple[int, int],
+              cages: tuple[Cage, Cage], length: float) -> tuple[Transceiver, Transceiver] | None:
+        """The best module at each end that links to the other: the same lane rate where both are known."""
+        zs = self._xcvrs(media, speed, ends[1], lanes[1], cages[1], length)
+        for a in self._xcvrs(media, speed, ends[0], lanes[0], cages[0], length):
+            for z in zs:
+                if a.lane_gbps is None or z.lane_gbps is None or a.lane_gbps == z.lane_gbps:
+                    return a, z
+        return None
 
     def choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, a_lanes: int,
                a_cage: Cage, z_cage: Cage, forced: str | None, z_lanes: int = 1, floor: int = 0,
@@ -143,11 +152,12 @@ class MediaChooser:
                 if cable is not None:
                     return Media(cable, _length_class(cable, length), None, None, kind, cable.reach_m)
                 continue
-            a = self._xcvr(kind, speed, "node" if a_is_node else "switch", a_lanes, a_cage, reach)
-            z = self._xcvr(kind, speed, "switch", z_lanes, z_cage, reach)
+            pair = self._pair(kind, speed, ("node" if a_is_node else "switch", "switch"), (a_lanes, z_lanes),
+                              (a_cage, z_cage), reach)
             fiber = self._cable(kind, speed, reach, (a_cage, z_cage))
-            if a is None or z is None or fiber is None:
+            if pair is None or fiber is None:
                 continue
+            a, z = pair
             return Media(fiber, _length_class(fiber, length), a, z, kind, min(a.reach_m, z.reach_m, fiber.reach_m))
         return Media(None, length, None, None, "unresolved", 0.0, self._unfit(order, speed, reach, a_is_node, a_cage,
                                                                               z_cage, (a_lanes, z_lanes)))
@@ -162,14 +172,19 @@ class MediaChooser:
                 and not [k for k in order if k not in CABLE_KINDS]:
             cage = a_cage if a_cage[0] else z_cage      # a cable of the kind reaches but its plugs fit no cage
             return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+        fitting: list[set[float | None]] = []
         for cage, end, n in ((a_cage, "node" if a_is_node else "switch", lanes[0]), (z_cage, "switch", lanes[1])):
-            if not cage[0]:
-                continue
             any_part = [t for t in self._transceivers if t.media in order and t.speed_gbps == speed
                         and t.reach_m >= length and (t.end == end or t.end == "any")]
-            if any_part and not [t for t in any_part if fits(t.form_factor, t.top, cage) and t.ports >= n]:
+            fit = [t for t in any_part if fits(t.form_factor, t.top, cage) and t.ports >= n]
+            if cage[0] and any_part and not fit:
                 what = f"{n}-lane " if n > 1 else ""
                 return f"{what}{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+            fitting.append({t.lane_gbps for t in fit})
+        a_rates, z_rates = fitting
+        if a_rates and z_rates and None not in a_rates | z_rates and not a_rates & z_rates:
+            rates = "/".join(f"{r:g}G" for r in sorted(r for r in a_rates if r is not None))
+            return f"{a_cage[0]}{' ' + a_cage[1] + '-top' if a_cage[1] else ''} ({rates} lanes, not the other end's)"
         return ""
 
 

@@ -116,7 +116,7 @@ class CagePlan:
                 a, a_lanes, a_form = a_end[0](a_i, a_port)
                 z, z_lanes, z_form = z_end[0](z_i, z_port)
                 if a_end[2] and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
-                    a_form = (z_form[0], "flat" if z_form[0] == "OSFP" else None)
+                    a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
                 key = (fabric, a_role, z_role, a_end[1][a_i], z_end[1][z_i], speed, a_lanes, z_lanes, a_form, z_form)
                 c = intern.get(key)
                 if c is None:

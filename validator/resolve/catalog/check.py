@@ -16,7 +16,7 @@ from validator.base.facts import fact
 from validator.resolve.catalog import Catalog
 from validator.resolve.prices import WEAK_BASES, PriceTable
 
-CAGES = ("OSFP", "QSFP-DD", "QSFP112", "QSFP56", "QSFP28", "SFP28", "RJ45")
+CAGES = ("OSFP", "OSFP224", "QSFP-DD", "QSFP112", "QSFP56", "QSFP28", "SFP28", "RJ45")
 PRICED_KINDS = ("gpu", "server", "nic", "switch", "transceiver", "cable", "facility")
 # BOM lines the design describes rather than the catalog (storage.nodes, an extra endpoint named ufm): a book
 # may price them too
@@ -34,8 +34,8 @@ class Gap:
 def _cage_gaps(kind: str, entry_id: str, where: str, form: str | None, top: str | None) -> list[Gap]:
     if form not in CAGES:
         return [Gap(kind, entry_id, "cage", f"{where}form factor {form!r} is not one of {', '.join(CAGES)}")]
-    if form == "OSFP" and top is None:
-        return [Gap(kind, entry_id, "top", f"{where}OSFP without `top` (finned or flat)")]
+    if form in ("OSFP", "OSFP224") and top is None:
+        return [Gap(kind, entry_id, "top", f"{where}{form} without `top` (finned or flat)")]
     return []
 
 

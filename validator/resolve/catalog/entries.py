@@ -151,6 +151,9 @@ class Transceiver(_Entry):
     power_w: float | None = Field(None, gt=0)
     power_basis: PowerBasis | None = Field(None, description="Whether power_w is a typical or a maximum figure")
     end: Literal["switch", "node", "any"]
+    lane_gbps: float | None = Field(None, gt=0, description="Signalling rate of one lane (100 for 100G-PAM4, 200 "
+                                    "for 200G-PAM4): the two modules of a link must have the same (200G-PAM4 parts "
+                                    "cannot downshift); null: not known, no objection")
     price_usd: Price = None
 
 
