@@ -125,7 +125,6 @@ def test_rules_and_outputs_read_tables_through_their_loaders():
 UNTYPED = {
     "validator/derive/estimate/constants.py": "efficiency.yaml",
     "validator/derive/estimate/engine.py": "serving.yaml, efficiency.yaml",
-    "validator/derive/estimate/memory.py": "precision.yaml",
     "validator/derive/estimate/offload.py": "efficiency.yaml",
     "validator/derive/estimate/queueing.py": "serving.yaml",
     "validator/derive/estimate/interval.py": "intervals.yaml (written by benchmarks/intervals.py)",
