@@ -127,7 +127,6 @@ UNTYPED = {
     "validator/derive/estimate/engine.py": "serving.yaml, efficiency.yaml",
     "validator/derive/estimate/offload.py": "efficiency.yaml",
     "validator/derive/estimate/queueing.py": "serving.yaml",
-    "validator/derive/estimate/interval.py": "intervals.yaml (written by benchmarks/intervals.py)",
 }
 
 

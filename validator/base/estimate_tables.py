@@ -6,8 +6,10 @@ own: a key added to a table is added to its record here."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from validator.base.facts import fact
+from validator.base.resources import load_data
 from validator.base.tables import sourced, value
 
 
@@ -23,3 +25,48 @@ class Precision:
 def precision() -> Precision:
     return Precision({str(k): float(v) for k, v in value("precision.yaml", "bytes").items()},
                      int(sourced("precision.yaml")["vllm_block_size"].value))
+
+
+@fact
+class ErrorClass:
+    """One class of held-out errors r = published / estimated (validator/data/intervals.yaml): its quantiles
+    `low` and `high` at the percentiles `level`, over `n` published runs."""
+
+    n: int
+    low: float
+    high: float
+    level: tuple[float, float]
+
+
+@fact
+class Envelope:
+    """What the fitted runs of one kind span: a range per number, the values seen per category."""
+
+    ranges: dict[str, tuple[float, float]]
+    categories: dict[str, tuple[str, ...]]
+
+
+@fact
+class HeldOut:
+    """The held-out errors of one kind of estimate (training or serving), by class, and its envelope."""
+
+    classes: dict[str, ErrorClass]
+    envelope: Envelope
+
+
+def _held_out(data: dict[str, Any]) -> HeldOut:
+    classes = {str(k): ErrorClass(int(c["n"]), float(c["low"]), float(c["high"]),
+                                  (float(c["level"][0]), float(c["level"][1])))
+               for k, c in data["classes"].items()}
+    env = data["envelope"]
+    categories = {str(k): tuple(str(x) for x in v) for k, v in env.items() if all(isinstance(x, str) for x in v)}
+    ranges = {str(k): (float(v[0]), float(v[1])) for k, v in env.items() if k not in categories}
+    return HeldOut(classes, Envelope(ranges, categories))
+
+
+@cache
+def intervals() -> dict[str, HeldOut]:
+    """The held-out errors behind every estimate's intervals (validator/data/intervals.yaml, written by
+    benchmarks/intervals.py), by kind: training, serving."""
+    data = load_data("intervals.yaml")
+    return {kind: _held_out(data[kind]) for kind in ("training", "serving")}
