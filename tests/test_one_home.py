@@ -124,9 +124,8 @@ def test_rules_and_outputs_read_tables_through_their_loaders():
 # its rework (issue 26's estimator part).
 UNTYPED = {
     "validator/derive/estimate/constants.py": "efficiency.yaml",
-    "validator/derive/estimate/engine.py": "serving.yaml, efficiency.yaml",
+    "validator/derive/estimate/engine.py": "efficiency.yaml",
     "validator/derive/estimate/offload.py": "efficiency.yaml",
-    "validator/derive/estimate/queueing.py": "serving.yaml",
 }
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from validator.base.facts import fact
 from validator.base.resources import load_data
-from validator.base.tables import sourced, value
+from validator.base.tables import sourced, value, values
 
 
 @fact
@@ -70,3 +70,43 @@ def intervals() -> dict[str, HeldOut]:
     benchmarks/intervals.py), by kind: training, serving."""
     data = load_data("intervals.yaml")
     return {kind: _held_out(data[kind]) for kind in ("training", "serving")}
+
+
+Setting = int | float | bool | str | None
+
+
+@fact
+class EngineDefault:
+    """One scheduler default of a serving engine (validator/data/serving.yaml `engines`): its value on a
+    large GPU and on a small one (the same when the engine does not tell them apart)."""
+
+    value: Setting
+    small_gpu_value: Setting
+    source: str
+
+    def on(self, large: bool) -> Setting:
+        return self.value if large else self.small_gpu_value
+
+
+@fact
+class ServingDefaults:
+    """The serving estimate's defaults (validator/data/serving.yaml)."""
+
+    engines: dict[str, dict[str, EngineDefault]]     # engine -> setting -> default
+    large_gpu_gib: float                             # the larger engine defaults from this much HBM
+    slo_percentile_z: float                          # standard normal quantile of the p99
+    hours_per_year: float
+
+
+@cache
+def serving() -> ServingDefaults:
+    data = load_data("serving.yaml")
+
+    def default(entry: dict[str, Any]) -> EngineDefault:
+        return EngineDefault(entry["value"], entry.get("small_gpu_value", entry["value"]), str(entry["source"]))
+
+    engines = {str(name): {str(k): default(e) for k, e in table.items()} for name, table in data["engines"].items()}
+    v = values("serving.yaml")
+    return ServingDefaults(engines, float(v["large_gpu_gib"]), float(v["slo_percentile_z"]),
+                           float(v["hours_per_year"]))
+

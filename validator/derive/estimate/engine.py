@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from validator.base.estimate_tables import serving as serving_defaults
 from validator.base.facts import fact
 from validator.base.resources import load_data
 from validator.read.inference import Engine
@@ -34,13 +35,12 @@ class EngineSettings:
 
 
 def engine_settings(engine: Engine, gpu: Gpu) -> EngineSettings:
-    data = load_data("serving.yaml")
-    table = data["engines"][engine.name]
-    large = gpu.memory_gb >= float(data["large_gpu_gib"]["value"]) * 2 ** 30 / 1e9 and "a100" not in gpu.id
+    data = serving_defaults()
+    table = data.engines[engine.name]
+    large = gpu.memory_gb >= data.large_gpu_gib * 2 ** 30 / 1e9 and "a100" not in gpu.id
 
     def default(key: str) -> Any:
-        entry = table[key]
-        return entry["value"] if large or "small_gpu_value" not in entry else entry["small_gpu_value"]
+        return table[key].on(large)
 
     seqs = engine.max_num_seqs or default("max_num_seqs")
     spec = engine.speculative
