@@ -110,3 +110,72 @@ def serving() -> ServingDefaults:
     return ServingDefaults(engines, float(v["large_gpu_gib"]), float(v["slo_percentile_z"]),
                            float(v["hours_per_year"]))
 
+
+@fact
+class TrainingTable:
+    """The training estimator's constants (validator/data/efficiency.yaml `training`): the fitted sets by
+    "gpu/precision", the constants every set shares, the prior, the physical bounds, and who lends its set
+    to a GPU or precision without published runs. A set's keys are the fit's own (benchmarks/calibrate.py)."""
+
+    bounds: dict[str, tuple[float, float]]
+    prior: dict[str, float]
+    shared: dict[str, float]
+    uncalibrated_uncertainty: float
+    precision_alias: dict[str, str]
+    precision_lenders: dict[str, str]
+    lenders: dict[str, str]
+    sets: dict[str, dict[str, float]]
+    source: str
+
+
+@fact
+class ServingEfficiency:
+    """The serving step model's constants (validator/data/efficiency.yaml `serving`): a fitted set per GPU
+    family (keys as the table's), which family each GPU uses, and the collective latencies."""
+
+    gpus: dict[str, dict[str, float]]
+    family: dict[str, str]
+    default_family: str
+    allreduce_latency_us: float
+    ep_latency_us: float
+    ep_exposed: float
+    source: str
+
+
+@fact
+class Efficiency:
+    """validator/data/efficiency.yaml: training and serving constants, communication efficiencies and
+    latencies (by name), and GPU-to-host bandwidth in GB/s per direction (by GPU, else `default`)."""
+
+    training: TrainingTable
+    serving: ServingEfficiency
+    communication: dict[str, float]
+    host_link: dict[str, float]
+
+
+def _floats(table: dict[str, Any]) -> dict[str, float]:
+    return {str(k): float(v) for k, v in table.items()}
+
+
+def _names(table: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in table.items()}
+
+
+def _training_table(t: dict[str, Any]) -> TrainingTable:
+    return TrainingTable({str(k): (float(v[0]), float(v[1])) for k, v in t["bounds"].items()},
+                         _floats(t["prior"]), _floats(t["shared"]), float(t["uncalibrated_uncertainty"]),
+                         _names(t["precision_alias"]), _names(t["precision_lenders"]), _names(t["lenders"]),
+                         {str(k): _floats(v) for k, v in t["sets"].items()}, str(t["source"]))
+
+
+@cache
+def efficiency() -> Efficiency:
+    data = load_data("efficiency.yaml")
+    s = data["serving"]
+    serving_table = ServingEfficiency({str(k): _floats(v) for k, v in s["gpus"].items()}, _names(s["family"]),
+                                      str(s["default_family"]), float(s["allreduce_latency_us"]["value"]),
+                                      float(s["ep_latency_us"]["value"]), float(s["ep_exposed"]["value"]),
+                                      str(s["source"]))
+    communication = _floats(values("efficiency.yaml", "communication"))
+    return Efficiency(_training_table(data["training"]), serving_table, communication,
+                      _floats(values("efficiency.yaml", "host_link")))
