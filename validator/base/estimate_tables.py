@@ -90,12 +90,12 @@ class EngineDefault:
 
 @fact
 class ServingDefaults:
-    """The serving estimate's defaults (validator/data/serving.yaml)."""
+    """The serving estimate's defaults (validator/data/serving.yaml; its hours per year are read by
+    validator/base/tables.py `hours_per_year()`, for the cost)."""
 
     engines: dict[str, dict[str, EngineDefault]]     # engine -> setting -> default
     large_gpu_gib: float                             # the larger engine defaults from this much HBM
     slo_percentile_z: float                          # standard normal quantile of the p99
-    hours_per_year: float
 
 
 @cache
@@ -107,8 +107,7 @@ def serving() -> ServingDefaults:
 
     engines = {str(name): {str(k): default(e) for k, e in table.items()} for name, table in data["engines"].items()}
     v = values("serving.yaml")
-    return ServingDefaults(engines, float(v["large_gpu_gib"]), float(v["slo_percentile_z"]),
-                           float(v["hours_per_year"]))
+    return ServingDefaults(engines, float(v["large_gpu_gib"]), float(v["slo_percentile_z"]))
 
 
 @fact
