@@ -31,7 +31,7 @@ GOAL_MEDIAN, GOAL_MAX = 0.07, 0.20
 def shipped() -> Fit:
     t = training_table()
     return Fit({k: {n: float(x) for n, x in v.items() if n not in ("runs", "uncertainty")}
-                for k, v in t["sets"].items()}, dict(t["shared"]))
+                for k, v in t.sets.items()}, dict(t.shared))
 
 
 def rel(log_err: float) -> float:

@@ -26,7 +26,7 @@ MAX_WEIGHT = 0.2         # weight of a set's worst run next to its families' mea
 
 
 def own_key(run: Run) -> str:
-    alias = training_table()["precision_alias"]
+    alias = training_table().precision_alias
     return f"{run.setup.gpu.id}/{alias.get(run.setup.precision, run.setup.precision)}"
 
 
@@ -92,7 +92,7 @@ def _unit(names: Sequence[str], values: dict[str, float]) -> list[float]:
 
 
 def _penalty(names: Sequence[str], u: Sequence[float]) -> float:
-    prior = _unit(names, {**training_table()["prior"], **training_table()["shared"]})
+    prior = _unit(names, {**training_table().prior, **training_table().shared})
     return PRIOR_WEIGHT * sum((a - p) ** 2 for a, p in zip(u, prior, strict=True))
 
 
@@ -102,7 +102,7 @@ class Fit:
     shared: dict[str, float]
 
     def values(self, key: str) -> dict[str, float]:
-        return {**training_table()["prior"], **self.shared, **self.sets.get(key, {})}
+        return {**training_table().prior, **self.shared, **self.sets.get(key, {})}
 
     def error(self, run: Run) -> float:
         key, _ = resolve_set(self.sets, run.setup.gpu.id, run.setup.precision)
@@ -140,10 +140,10 @@ def fit_all(runs: Iterable[Run], rounds: int = 2, iters: int = 500, start: Fit |
     for r in runs:
         groups.setdefault(own_key(r), []).append(r)
     t = training_table()
-    fit = start or Fit({}, dict(t["shared"]))
+    fit = start or Fit({}, dict(t.shared))
     for rnd in range(rounds):
         for key in sorted(groups):
-            begin = fit.sets.get(key) or dict(t["prior"])
+            begin = fit.sets.get(key) or dict(t.prior)
             fit.sets[key] = fit_set(groups[key], fit.shared, begin, iters)
             log(f"round {rnd + 1} {key:24} n={len(groups[key]):3} {fit.sets[key]}")
         fit.shared = fit_shared(runs, fit, iters)

@@ -135,7 +135,7 @@ def _range(values: Iterable[float]) -> list[float]:
 
 def envelopes() -> dict[str, dict[str, object]]:
     all_runs = list(runs())
-    sets = sorted(training_table()["sets"])
+    sets = sorted(training_table().sets)
     training = {"gpus": _range(r.setup.gpus for r in all_runs),
                 "sequence_length": _range(r.setup.seq for r in all_runs),
                 "params_b": _range(r.setup.model.params_b for r in all_runs), "constants": sets,

@@ -1,7 +1,9 @@
 """Every example design's headline figures against arithmetic written out here from catalog figures
 (issue 26): GPUs, switches per tier and the links they carry, IT power, per-GPU network bandwidth, and
 MFU (training: model FLOPs per token x tokens/s over the peak) or the KV-cache closed forms (inference).
-tests/test_hand_checks.py holds the deeper checks (capex, BOM power, memory) of two of them.
+Capex of servers and switches, compute optics and serving tokens/s of every design:
+tests/test_hand_checks_designs_bom.py; tests/test_hand_checks.py holds the deeper checks (full capex, BOM
+power, memory) of two of them.
 
 Catalog figures used (validator/resolve/catalog/data/, each with its source there):
 - servers, max power and compute links: DGX H100 / H200 10,200 W, 8 x 400G; DGX B300 14,500 W, 8 x
@@ -135,6 +137,8 @@ def test_gb200_nvl72_mixtral_structure_power_and_mfu():
     assert _links(d)[("server", "leaf")] == 144 * 4
     assert _tiers(d) == {"leaf": 576 // 18, "spine": 576 // 64} == {"leaf": 32, "spine": 9}
     assert d["it_power_kw"]["servers"] == pytest.approx(144 * 6.667)                       # 960.048 kW
+    # compute 32 + 9 and storage 10 + 8 QM9700 at 1,720 W; out of band 20 SN2201 (98 W) + an SN4600C
+    assert d["it_power_kw"]["switches"] == pytest.approx(((32 + 9 + 10 + 8) * 1720 + 20 * 98 + 466) / 1000)
     est = _json("estimate", "gb200-nvl72-mixtral")
     assert est["assumptions"]["fabric_gbps_per_gpu"] == 4 * 400 / 4                        # 400 Gb/s
     _training_mfu("gb200-nvl72-mixtral", _mixtral_flops_per_token(4096), 2500)             # bf16 peak
@@ -169,6 +173,7 @@ def test_roce_h100_2tier_structure_and_power():
     assert d["it_power_kw"]["switches"] == pytest.approx(switches / 1000)                   # 138.958 kW
     est = _json("estimate", "roce-h100-2tier")
     assert est["assumptions"]["fabric_gbps_per_gpu"] == 8 * 400 / 8
+    _training_mfu("roce-h100-2tier", _llama3_70b_flops_per_token(8192), 989)              # bf16 peak
 
 
 def test_roce_h100_2tier_storage_uplinks_equal_used_downlinks():
@@ -190,6 +195,8 @@ def test_superpod_h100_4su_structure_and_power():
     # compute 48 + storage 9 QM9700 at 1,720 W; in-band 12 SN4600C-200; out of band 5 SN2201 + SN4600C
     switches = (48 + 9) * 1720 + 12 * 466 + 5 * 98 + 466
     assert d["it_power_kw"]["switches"] == pytest.approx(switches / 1000)                   # 104.588 kW
+    est = _json("estimate", "superpod-h100-4su")
+    assert est["assumptions"]["fabric_gbps_per_gpu"] == 8 * 400 / 8                       # 8 x NDR per DGX
     _training_mfu("superpod-h100-4su", _llama3_70b_flops_per_token(8192), 989)
 
 
@@ -222,6 +229,8 @@ def test_deepseek_v3_pd_h100():
     assert d["gpus"] == 13 * 8 == 104
     assert _links(d)[("server", "leaf")] == 104
     assert d["it_power_kw"]["servers"] == pytest.approx(13 * 10.2)                         # 132.6 kW
+    # 8 rail leaves + 1 spine, Tomahawk 5 at 2,218 W max; one SN2201 out of band at 98 W typical
+    assert d["it_power_kw"]["switches"] == pytest.approx((9 * 2218 + 98) / 1000)            # 20.06 kW
     est = _json("estimate", "inference-deepseek-v3-pd-h100")
     assert est["assumptions"]["rdma_gbps_per_gpu"] == 8 * 400 / 8
     # MLA keeps one latent (512) and one RoPE key (64) per layer and token, bf16: 61 x 576 x 2 B

@@ -318,7 +318,7 @@ def test_fitted_constants_stay_inside_their_physical_bounds():
     table = training_table()
     b = bounds()
     assert set(FITTED) | set(SHARED) <= set(b)
-    for key, values in [("prior", table["prior"]), ("shared", table["shared"]), *table["sets"].items()]:
+    for key, values in [("prior", table.prior), ("shared", table.shared), *table.sets.items()]:
         for name in FITTED + SHARED:
             if name in values:
                 lo, hi = b[name]
@@ -337,7 +337,7 @@ def test_every_published_gpu_has_its_own_constants():
 def test_uncalibrated_gpu_says_so_with_a_wider_uncertainty():
     c = training_constants("mi300x", "bf16")
     assert not c.calibrated
-    assert c.uncertainty >= training_table()["uncalibrated_uncertainty"]
+    assert c.uncertainty >= training_table().uncalibrated_uncertainty
     assert c.uncertainty > training_constants("h100-sxm", "bf16").uncertainty
 
 

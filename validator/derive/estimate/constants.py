@@ -10,10 +10,9 @@ is then marked uncalibrated and carries a wider uncertainty. Inference: one set 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
+from validator.base.estimate_tables import TrainingTable, efficiency
 from validator.base.facts import fact
-from validator.base.resources import load_data
 
 # the fitted training constants: per GPU and precision (how fast its kernels run), and shared by every
 # set (how far the frameworks overlap communication, and the scale effects)
@@ -50,28 +49,27 @@ class TrainingConstants:
 
 
 def _comm() -> dict[str, float]:
-    return {k: float(v["value"]) for k, v in load_data("efficiency.yaml")["communication"].items()}
+    return efficiency().communication
 
 
-def training_table() -> dict[str, Any]:
-    table: dict[str, Any] = load_data("efficiency.yaml")["training"]
-    return table
+def training_table() -> TrainingTable:
+    return efficiency().training
 
 
 def bounds() -> dict[str, tuple[float, float]]:
-    return {k: (float(v[0]), float(v[1])) for k, v in training_table()["bounds"].items()}
+    return training_table().bounds
 
 
-def resolve_set(sets: dict[str, dict[str, Any]], gpu: str, precision: str) -> tuple[str, bool]:
+def resolve_set(sets: dict[str, dict[str, float]], gpu: str, precision: str) -> tuple[str, bool]:
     """The set ("gpu/precision") a GPU and precision use, and whether it is their own."""
     t = training_table()
-    prec = t["precision_alias"].get(precision, precision)
+    prec = t.precision_alias.get(precision, precision)
     gpu_chain = [gpu]
-    while gpu_chain[-1] in t["lenders"] and len(gpu_chain) < 5:
-        gpu_chain.append(t["lenders"][gpu_chain[-1]])
+    while gpu_chain[-1] in t.lenders and len(gpu_chain) < 5:
+        gpu_chain.append(t.lenders[gpu_chain[-1]])
     prec_chain = [prec]
-    while prec_chain[-1] in t["precision_lenders"] and len(prec_chain) < 5:
-        prec_chain.append(t["precision_lenders"][prec_chain[-1]])
+    while prec_chain[-1] in t.precision_lenders and len(prec_chain) < 5:
+        prec_chain.append(t.precision_lenders[prec_chain[-1]])
     for p in prec_chain:
         for g in gpu_chain:
             if f"{g}/{p}" in sets:
@@ -92,9 +90,9 @@ def make_training_constants(values: dict[str, float], key: str, calibrated: bool
 @cache
 def training_constants(gpu: str, precision: str) -> TrainingConstants:
     t = training_table()
-    sets = t["sets"]
+    sets = t.sets
     key, own = resolve_set(sets, gpu, precision)
-    values = {**t["prior"], **t["shared"], **(sets.get(key) or {})}
-    base = float(sets.get(key, {}).get("uncertainty", t["uncalibrated_uncertainty"]))
-    uncertainty = base if own else max(base * 2, float(t["uncalibrated_uncertainty"]))
+    values = {**t.prior, **t.shared, **(sets.get(key) or {})}
+    base = float(sets.get(key, {}).get("uncertainty", t.uncalibrated_uncertainty))
+    uncertainty = base if own else max(base * 2, t.uncalibrated_uncertainty)
     return make_training_constants(values, key, own, uncertainty)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from validator.base.estimate_tables import efficiency
+from validator.base.estimate_tables import serving as serving_defaults
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.read.inference import Engine
 from validator.resolve.catalog.entries import Gpu
 
@@ -34,13 +35,12 @@ class EngineSettings:
 
 
 def engine_settings(engine: Engine, gpu: Gpu) -> EngineSettings:
-    data = load_data("serving.yaml")
-    table = data["engines"][engine.name]
-    large = gpu.memory_gb >= float(data["large_gpu_gib"]["value"]) * 2 ** 30 / 1e9 and "a100" not in gpu.id
+    data = serving_defaults()
+    table = data.engines[engine.name]
+    large = gpu.memory_gb >= data.large_gpu_gib * 2 ** 30 / 1e9 and "a100" not in gpu.id
 
     def default(key: str) -> Any:
-        entry = table[key]
-        return entry["value"] if large or "small_gpu_value" not in entry else entry["small_gpu_value"]
+        return table[key].on(large)
 
     seqs = engine.max_num_seqs or default("max_num_seqs")
     spec = engine.speculative
@@ -71,19 +71,17 @@ class ServingConstants:
 
 @cache
 def serving_constants(gpu_id: str) -> ServingConstants:
-    data = load_data("efficiency.yaml")
-    s = data["serving"]
-    family = s["family"].get(gpu_id, s["default_family"])
-    g = s["gpus"][family]
-    comm = data["communication"]
+    data = efficiency()
+    s = data.serving
+    family = s.family.get(gpu_id, s.default_family)
+    g = s.gpus[family]
+    comm = data.communication
     return ServingConstants(
-        gemm=float(g["gemm"]), expert_gemm=float(g["expert_gemm"]), attention=float(g["attention"]),
-        memory=float(g["memory"]),
-        step_overhead_s=float(g["step_overhead_us"]) / 1e6, layer_overhead_s=float(g["layer_overhead_us"]) / 1e6,
-        allreduce_latency_s=float(s["allreduce_latency_us"]["value"]) / 1e6,
-        ep_latency_s=float(s["ep_latency_us"]["value"]) / 1e6, ep_exposed=float(s["ep_exposed"]["value"]),
-        nvlink_efficiency=float(comm["nvlink_efficiency"]["value"]),
-        fabric_efficiency=float(comm["fabric_efficiency"]["value"]), family=family, source=str(s["source"]))
+        gemm=g["gemm"], expert_gemm=g["expert_gemm"], attention=g["attention"], memory=g["memory"],
+        step_overhead_s=g["step_overhead_us"] / 1e6, layer_overhead_s=g["layer_overhead_us"] / 1e6,
+        allreduce_latency_s=s.allreduce_latency_us / 1e6, ep_latency_s=s.ep_latency_us / 1e6,
+        ep_exposed=s.ep_exposed, nvlink_efficiency=comm["nvlink_efficiency"],
+        fabric_efficiency=comm["fabric_efficiency"], family=family, source=s.source)
 
 
 @fact

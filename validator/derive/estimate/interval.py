@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator.base.estimate_tables import intervals
 from validator.base.facts import fact
-from validator.base.resources import load_data
 
 
 @fact
@@ -29,19 +29,14 @@ class Trust:
                 "outside_fit": list(self.outside_fit)}
 
 
-def _table() -> dict[str, Any]:
-    data: dict[str, Any] = load_data("intervals.yaml")
-    return data
-
-
 def ratio_band(kind: str, cls: str) -> tuple[float, float, int]:
     """(r_low, r_high, n) of a class of held-out errors (`kind`: training | serving)."""
-    c = _table()[kind]["classes"][cls]
-    return float(c["low"]), float(c["high"]), int(c["n"])
+    c = intervals()[kind].classes[cls]
+    return c.low, c.high, c.n
 
 
 def _percentiles(kind: str, cls: str) -> str:
-    lo, hi = _table()[kind]["classes"][cls]["level"]
+    lo, hi = intervals()[kind].classes[cls].level
     return "lowest-highest" if (lo, hi) == (0, 1) else f"{100 * lo:g}th-{100 * hi:g}th percentile"
 
 
@@ -61,17 +56,17 @@ def _basis(kind: str, cls: str, n: int) -> str:
 def _outside(kind: str, figures: dict[str, float | str]) -> tuple[str, ...]:
     """Reasons a configuration lies beyond the fitted runs: a number outside the envelope's range, or a
     category (GPU, precision, mode) no fitted run had."""
-    env = _table()[kind]["envelope"]
+    env = intervals()[kind].envelope
     out = []
     for key, value in figures.items():
-        if key not in env:
-            continue
-        seen = env[key]
         if isinstance(value, str):
-            if value not in seen:
+            seen = env.categories.get(key)
+            if seen is not None and value not in seen:
                 out.append(f"{key} {value}: no fitted run (fitted: {', '.join(map(str, seen))})")
-        elif not seen[0] <= value <= seen[1]:
-            out.append(f"{key} {value:g} outside the fitted {seen[0]:g}-{seen[1]:g}")
+        elif key in env.ranges:
+            low, high = env.ranges[key]
+            if not low <= value <= high:
+                out.append(f"{key} {value:g} outside the fitted {low:g}-{high:g}")
     return tuple(out)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from validator.base.resources import load_data
+from validator.base.estimate_tables import precision as precision_table
 from validator.resolve.catalog.entries import LlmModel
 
 GB = 1e9
@@ -13,11 +13,11 @@ GB = 1e9
 
 @cache
 def precision_bytes(precision: str) -> float:
-    return float(load_data("precision.yaml")["bytes"]["value"][precision])
+    return precision_table().bytes[precision]
 
 
 def block_size() -> int:
-    return int(load_data("precision.yaml")["vllm_block_size"]["value"])
+    return precision_table().vllm_block_size
 
 
 def expert_params(model: LlmModel) -> float:

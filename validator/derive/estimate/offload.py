@@ -4,14 +4,14 @@ can be (Megatron-LM / Transformer Engine CPU offloading)."""
 
 from __future__ import annotations
 
-from validator.base.resources import load_data
+from validator.base.estimate_tables import efficiency
 from validator.derive.estimate.setup import TrainingSetup
 
 
 def host_link_gbs(gpu: str) -> float:
     """GPU-to-host bandwidth per direction, GB/s (validator/data/efficiency.yaml `host_link`)."""
-    table = load_data("efficiency.yaml")["host_link"]
-    return float(table.get(gpu, table["default"])["value"])
+    table = efficiency().host_link
+    return table.get(gpu, table["default"])
 
 
 def offloaded_bytes(s: TrainingSetup) -> float:

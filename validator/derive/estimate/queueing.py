@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from validator.base.estimate_tables import serving
 from validator.base.facts import fact
-from validator.base.resources import load_data
 from validator.derive.estimate.operating import Workload, contexts, fresh_prompt, prefill_rate, seq_cap
 from validator.derive.estimate.step import ServingSetup, step_time
 
@@ -27,7 +27,7 @@ Z50 = 0.0
 
 
 def z99() -> float:
-    return float(load_data("serving.yaml")["slo_percentile_z"]["value"])
+    return serving().slo_percentile_z
 
 
 @fact
