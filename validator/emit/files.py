@@ -151,6 +151,13 @@ class OutputSet:
     def write_lines(self, rel: str, lines: Iterable[str]) -> None:
         self.write_chunks(rel, (line.encode("utf-8") for line in lines))
 
+    def create(self, rel: str) -> BinaryIO:
+        """A new file of the set, open for writing; `record` its SHA-256 once it is written."""
+        return open(self._path(rel), "xb")
+
+    def record(self, rel: str, digest: str) -> None:
+        self.files[rel] = digest
+
     def write_chunks(self, rel: str, chunks: Iterable[bytes]) -> None:
         digest = hashlib.sha256()
         with open(self._path(rel), "xb") as fh:

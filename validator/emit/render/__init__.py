@@ -25,6 +25,7 @@ from validator.emit import tables
 from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
 from validator.emit.progress import Stage, stage
+from validator.emit.render.background import write_beside
 from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.notes import Notes
@@ -180,14 +181,14 @@ def switches_to_render(topology: Topology) -> int:
 
 
 def render_configs(topology: Topology, user_templates: Path | None = None,
-                   counter: Stage | None = None) -> Iterator[Rendered]:
+                   counter: Stage | None = None, plan: Plan | None = None) -> Iterator[Rendered]:
     """Every switch configuration and subnet-manager file of the design, in a stable order, then
-    configs/NOTES.md: what the network team must still fill in. `counter` counts the switches."""
+    configs/NOTES.md: what the network team must still fill in. `counter` counts the switches; `plan`
+    is the analysis's cabling plan (its cage plan already built), else one is built for the lengths."""
     count: Callable[[int], None] = counter.advance if counter is not None else (lambda _n: None)
     env = _Templates(user_templates)
     opensm = values("opensm.yaml")
     notes = Notes()
-    plan = None
     peers = mgmt_peers(topology)
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
@@ -228,13 +229,19 @@ def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = 
     topology, derived = analysis.topology, analysis.derived
     assert topology is not None and derived is not None
     with OutputSet(out_dir) as out:
+        plan = derived.cabling
+        links = plan.tally.links
+        beside = write_beside(out, "cabling.csv", lambda: tables.cabling_csv_rows(plan), links)
         with stage("configurations (switches)", switches_to_render(topology)) as counter:
-            for item in render_configs(topology, user_templates, counter):
+            for item in render_configs(topology, user_templates, counter, plan):
                 out.write(item.path, item.text)
         with stage("BOM"):
             out.write("bom.json", tables.bom_json(derived.bom))
             out.write("bom.csv", tables.bom_csv(derived.bom))
-        out.write_lines("cabling.csv", tables.cabling_csv_rows(derived.cabling))    # its own stage
+        if beside is not None:
+            beside.finish("cabling", links)
+        else:
+            out.write_lines("cabling.csv", tables.cabling_csv_rows(plan))    # its own stage
         with stage(f"write {len(out.files):,} files to disk"):
             out.commit()
     return out.written
