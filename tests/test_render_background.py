@@ -54,6 +54,6 @@ def test_a_failing_child_leaves_the_previous_set(tmp_path, monkeypatch):
         yield ""
 
     monkeypatch.setattr("validator.emit.tables.cabling_csv_rows", broken)
-    with pytest.raises(ToolError, match="cabling.csv in a second process failed"):
+    with pytest.raises(ToolError, match=r"cabling\.csv in a second process failed"):
         render_all(analysis, tmp_path / "out")
     assert _tree(tmp_path / "out") == before and sorted(os.listdir(tmp_path)) == ["out"]
