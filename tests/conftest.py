@@ -12,6 +12,7 @@
   (`tests.helpers.cli`, the fuzz harness through `main()`). The app is fixed at import
   (no test registers a command), and a click command is reusable: every invocation makes its own
   context, so the memo changes no result.
+- No progress display (CLUSTERPLAN_NO_PROGRESS): tests compare stderr exactly.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+
+# no progress lines on the stderr the tests compare (a loaded machine runs commands past its 2 s delay);
+# tests/test_progress.py turns it on in the children it runs
+os.environ["CLUSTERPLAN_NO_PROGRESS"] = "1"
 
 # the DCIM sync against a real server runs only where one is started (.ci/run, .ci/nautobot-server)
 collect_ignore = [] if os.environ.get("NAUTOBOT_URL") else ["test_dcim_live.py"]

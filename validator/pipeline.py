@@ -24,6 +24,7 @@ from validator.check.engine import run_rules
 from validator.check.result import Analysis
 from validator.derive import Derived
 from validator.emit.escape import printable_finding, visible
+from validator.emit.progress import stage
 from validator.expand.topology import Topology, build_topology
 from validator.read.config import RunConfig, tco_settings
 from validator.read.design_file import parse_design, read_design
@@ -161,11 +162,13 @@ def analyze(path: Path, display: str | None = None, run: RunConfig | None = None
     display = visible(display or display_name(path))   # a file name may hold any character
     run = run or RunConfig()
     try:
-        topology = load_topology(path, display, run, text)
+        with stage(f"{display}: read, resolve, expand"):
+            topology = load_topology(path, display, run, text)
     except DesignError as exc:
         return Analysis(display, sorted((printable_finding(from_diagnostic(d)) for d in exc.diagnostics),
                                         key=sort_key))
     derived = Derived(topology)
-    findings = run_rules(topology, derived, today=run.today, severity_overrides=run.severity,
-                         repo_waivers=run.waivers_for(path))
+    with stage(f"{display}: derive and check"):     # derived facts are computed as the rules ask for them
+        findings = run_rules(topology, derived, today=run.today, severity_overrides=run.severity,
+                             repo_waivers=run.waivers_for(path))
     return Analysis(display, [printable_finding(f) for f in findings], topology, derived)

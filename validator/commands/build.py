@@ -13,7 +13,9 @@ from validator.base.errors import ToolError
 from validator.commands.common import (
     ConfigOption,
     PricesOption,
+    QuietOption,
     analysis_or_exit,
+    begin_progress,
     emit,
     fail,
     gate_errors,
@@ -67,8 +69,10 @@ def bom(
                                                   "git commit, or SOURCE_DATE_EPOCH.")] = None,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Bill of materials: servers, GPUs, NICs, switches, optics, cables, racks, PDUs, cooling; power and cost."""
+    begin_progress(quiet)
     from validator.emit import tables
     from validator.emit.render import TemplateError, user_templates
     from validator.emit.render.bom import render_bom, rfq_documents, vendor_of
@@ -114,10 +118,12 @@ def cabling(
     switch: Annotated[str | None, typer.Option(help="Only links with an end at this device "
                                                "(e.g. compute-leaf-su001-rail1).")] = None,
     config: ConfigOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Cabling plan: one row per link, A end to Z end, with racks, media, transceivers and length, the
     interface name of each end in its OS's syntax (as the configurations name it) and the cable id
     printed on both ends; --rack and --switch keep the rows one technician patches."""
+    begin_progress(quiet)
     from validator.emit import tables
     from validator.emit.files import write_atomic_lines
 
@@ -141,8 +147,10 @@ def racks(
     fmt: Annotated[RacksFmt, typer.Option("--format", "-f", help="Output format.")] = RacksFmt.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     config: ConfigOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Rack elevations: every rack's place, what stands in each rack unit, its power, weight and cooling."""
+    begin_progress(quiet)
     from validator.derive.elevation import elevations
     from validator.emit import racks as views
 
@@ -159,10 +167,12 @@ def render(
     force: Annotated[bool, typer.Option("--force", help="Write even for a design with error findings "
                                         "(and say so).")] = False,
     config: ConfigOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Write switch configuration skeletons (SONiC, EOS, NVUE, OpenSM), the BOM and the cabling plan.
 
     Nothing is written for a design with error findings (exit 1) unless --force."""
+    begin_progress(quiet)
     from validator.emit.render import TemplateError, render_all, user_templates
 
     analysis = analysis_or_exit(design, run_config(config))

@@ -10,7 +10,16 @@ from typing import Annotated, Any
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, FailOn, dump_json, fail, run_config, source_text
+from validator.commands.common import (
+    ConfigOption,
+    FailOn,
+    QuietOption,
+    begin_progress,
+    dump_json,
+    fail,
+    run_config,
+    source_text,
+)
 
 
 class ReportFmt(StrEnum):
@@ -69,8 +78,10 @@ def validate(
     config: ConfigOption = None,
     annotations: Annotated[int, typer.Option(help="With --format github: the most annotations of each "
                                              "severity (GitHub shows 10 + 10 per step); 0 = all.")] = 10,
+    quiet: QuietOption = False,
 ) -> None:
     """Check designs against the schema, the catalog and the engineering rules."""
+    begin_progress(quiet)
     from validator.emit.report import fails
     from validator.emit.text import use_colour
     from validator.pipeline import analyze, discover
@@ -102,10 +113,12 @@ def outputs(
     check: Annotated[bool, typer.Option(help="Only report stale files; do not rewrite them.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Write even for designs with error findings "
                                         "(and say so).")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Regenerate the generated files .clusterplan.yaml declares; exit 1 listing those that changed.
 
     Nothing is written while a design has error findings (exit 1) unless --force."""
+    begin_progress(quiet)
     from validator.base.paths import display_name
     from validator.emit.escape import visible
     from validator.emit.render import TemplateError

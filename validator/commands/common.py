@@ -25,6 +25,16 @@ PricesOption = Annotated[list[Path] | None, typer.Option(
     "--prices", help="A price book (schemas/pricebook.schema.json) overriding the built-in and the repository's "
     "prices; repeatable, later ones win. Must be inside the repository.")]
 
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr (it shows on "
+                                           "commands running longer than 2 s; CLUSTERPLAN_NO_PROGRESS=1 too).")]
+
+
+def begin_progress(quiet: bool) -> None:
+    """A command starts: progress on stderr from 2 s on unless `quiet` (validator/emit/progress.py)."""
+    from validator.emit.progress import begin
+
+    begin(quiet)
+
 
 class FailOn(StrEnum):
     error = "error"

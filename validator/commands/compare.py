@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, PricesOption, emit, fail, run_config
+from validator.commands.common import ConfigOption, PricesOption, QuietOption, begin_progress, emit, fail, run_config
 
 
 class DiffFmt(StrEnum):
@@ -31,8 +31,10 @@ def diff(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Change in GPUs, switches, optics, power, capex, performance and findings between two versions."""
+    begin_progress(quiet)
     from validator.base.paths import display_name
     from validator.workflows import diff_report
     from validator.workflows.config_diff import GATE, config_weakened

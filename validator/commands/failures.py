@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from validator.commands.common import ConfigOption, Fmt, PricesOption, analysis_or_exit, dump_json, run_config
+from validator.commands.common import (
+    ConfigOption,
+    Fmt,
+    PricesOption,
+    QuietOption,
+    analysis_or_exit,
+    begin_progress,
+    dump_json,
+    run_config,
+)
 
 
 def failures(
@@ -16,10 +25,12 @@ def failures(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Failure domains: for each class of component (switch tiers, links, servers, NVLink domains, racks,
     PDUs, CDUs, storage nodes), what one failure costs (bandwidth per tier, GPUs unreachable, the training
     job or the inference replicas), spares to stock, and single points of failure."""
+    begin_progress(quiet)
     from validator.derive.failures import analyze_failures
     from validator.emit.failures import failures_json, failures_text
 

@@ -8,15 +8,26 @@ from typing import Annotated
 
 import typer
 
-from validator.commands.common import ConfigOption, Fmt, PricesOption, analysis_or_exit, dump_json, run_config
+from validator.commands.common import (
+    ConfigOption,
+    Fmt,
+    PricesOption,
+    QuietOption,
+    analysis_or_exit,
+    begin_progress,
+    dump_json,
+    run_config,
+)
 
 
 def describe(
     design: Annotated[Path, typer.Argument(help="A design file.")],
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
     config: ConfigOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Show what a design resolves to: GPUs, servers, racks, NVLink domains, fabric tiers, IT power."""
+    begin_progress(quiet)
     from validator.emit.describe import describe as facts_of
     from validator.emit.describe import describe_text
     from validator.emit.escape import terminal_text
@@ -32,8 +43,10 @@ def estimate(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.text,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Estimate performance: training step time, MFU, time-to-train; inference TTFT, TPOT, concurrency, cost."""
+    begin_progress(quiet)
     from validator.emit.escape import terminal_text
     from validator.emit.scorecard import scorecard, validity
 

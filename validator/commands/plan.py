@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, PricesOption, dump_json, emit, fail, run_config
+from validator.commands.common import (
+    ConfigOption,
+    PricesOption,
+    QuietOption,
+    begin_progress,
+    dump_json,
+    emit,
+    fail,
+    run_config,
+)
 
 
 class SweepFmt(StrEnum):
@@ -31,8 +40,10 @@ def sweep(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """What-ifs: every point of a grid of design changes validated, estimated and costed, one row each."""
+    begin_progress(quiet)
     from validator.emit import planning
     from validator.emit.progress import progress
     from validator.workflows.sweep import parse_setting
@@ -44,7 +55,7 @@ def sweep(
     try:
         parsed = [parse_setting(s) for s in settings]
         result = run_sweep(design, parsed, zipped=zipped, jobs=jobs, run=run,
-                           progress=lambda rows, total: progress(rows, total, "sweep", min_total=2))
+                           progress=lambda rows, total: progress(rows, total, "sweep (points)"))
     except ToolError as exc:
         fail(str(exc))
     names = [s.text for s in parsed]
@@ -82,9 +93,11 @@ def size(
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="Designs shown per objective.")] = None,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Size a cluster: the smallest, cheapest (capex, TCO) and fastest designs that meet a workload's deadline or
     SLOs, searched exhaustively and checked by the rules; writes them as design files."""
+    begin_progress(quiet)
     from validator.emit.sizing import size_text
     from validator.workflows.size_rank import result_dict, run_size
     from validator.workflows.size_request import load_request, override, write_designs

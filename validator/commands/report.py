@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, PricesOption, analysis_or_exit, emit, fail, run_config
+from validator.commands.common import (
+    ConfigOption,
+    PricesOption,
+    QuietOption,
+    analysis_or_exit,
+    begin_progress,
+    emit,
+    fail,
+    run_config,
+)
 
 
 def report(
@@ -18,9 +27,11 @@ def report(
                                              "as of this git ref (branch, tag, commit).")] = None,
     config: ConfigOption = None,
     prices: PricesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """One self-contained HTML page (no network): findings with source lines and fixes, the estimate, the BOM
     with cost and power, failure domains, the topology picture and, given --base, the diff."""
+    begin_progress(quiet)
     from validator.workflows.html_report import build_report
 
     run = run_config(config, prices)

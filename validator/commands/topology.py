@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from validator.base.errors import ToolError
-from validator.commands.common import ConfigOption, analysis_or_exit, fail, run_config
+from validator.commands.common import ConfigOption, QuietOption, analysis_or_exit, begin_progress, fail, run_config
 
 if TYPE_CHECKING:
     from validator.expand.topology import Topology
@@ -41,9 +41,11 @@ def topology(
                                                      "storage, inband, oob.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
     config: ConfigOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Draw the topology: a DOT file NVIDIA Air and Graphviz import (one node per device, one edge per link,
     with ports), an SVG overview that stays readable at 100k GPUs, or JSON nodes and links."""
+    begin_progress(quiet)
     from validator.emit.files import write_atomic_lines
 
     analysis = analysis_or_exit(design, run_config(config))

@@ -2,11 +2,12 @@
 
 A single file is written to a temporary file beside it, flushed to disk, then renamed over it. A set
 (the configurations, BOM and cabling plan of `render`) is written to a staging directory beside its
-target and swapped in with one rename (RENAME_EXCHANGE on Linux), so a kill at any moment leaves the
-old set or the new set, never a mix. Temporary files and staging directories left by a killed run are
-removed by the next run; a failed run removes its own. The set keeps a manifest of the files
-clusterplan wrote: files of an earlier set that are no longer produced go, files clusterplan did not
-write stay (they are hard-linked into the new set, so they are the same files).
+target, put on disk as a whole (one syncfs on Linux) and swapped in with one rename (RENAME_EXCHANGE on
+Linux), so a kill at any moment leaves the old set or the new set, never a mix. Temporary files and
+staging directories left by a killed run are removed by the next run; a failed run removes its own. The
+set keeps a manifest of the files clusterplan wrote: files of an earlier set that are no longer produced
+go, files clusterplan did not write stay (they are hard-linked into the new set, so they are the same
+files).
 """
 
 from __future__ import annotations
@@ -150,15 +151,20 @@ class OutputSet:
     def write_lines(self, rel: str, lines: Iterable[str]) -> None:
         self.write_chunks(rel, (line.encode("utf-8") for line in lines))
 
+    def create(self, rel: str) -> BinaryIO:
+        """A new file of the set, open for writing; `record` its SHA-256 once it is written."""
+        return open(self._path(rel), "xb")
+
+    def record(self, rel: str, digest: str) -> None:
+        self.files[rel] = digest
+
     def write_chunks(self, rel: str, chunks: Iterable[bytes]) -> None:
         digest = hashlib.sha256()
         with open(self._path(rel), "xb") as fh:
             for chunk in chunks:
                 digest.update(chunk)
                 fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        self.files[rel] = digest.hexdigest()
+        self.files[rel] = digest.hexdigest()     # made durable with the whole set, in commit()
 
     def commit(self) -> None:
         """Carry the files clusterplan did not write into the new set, write the manifest, and swap."""
@@ -167,10 +173,7 @@ class OutputSet:
         manifest = {"generator": "clusterplan", "version": 1, "files": dict(sorted(self.files.items()))}
         with open(self.staging / MANIFEST, "x", encoding="utf-8") as fh:
             fh.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        for directory in _directories(self.staging):
-            _fsync_dir(directory)
+        _sync_set(self.staging, [*self.files, MANIFEST])
         _swap(self.staging, self.target, self.old)
         _fsync_dir(self.target.parent)
 
@@ -267,6 +270,39 @@ def _link(src: Path, dst: Path, info: os.stat_result) -> None:
 def _directories(root: Path) -> Iterator[Path]:
     for top, _dirs, _names in walk(root):
         yield Path(top)
+
+
+def _sync_set(staging: Path, files: list[str]) -> None:
+    """Every file and directory of the staged set on disk before the swap makes it visible: one
+    syncfs(2) of the file system holding it on Linux (an fsync per file cost about 0.5 s per 800 files
+    of a 100k-GPU render), else an fsync of each file and directory."""
+    if not _syncfs(staging):
+        for rel in files:
+            with open(staging / rel, "rb") as fh:
+                os.fsync(fh.fileno())
+        for directory in _directories(staging):
+            _fsync_dir(directory)
+
+
+def _syncfs(directory: Path) -> bool:
+    """syncfs(2) on the file system of `directory`: True once it has written everything; False where
+    the call is not available (not Linux, no C library)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(directory))
+    finally:
+        os.close(fd)
+    return True
 
 
 def _fsync_dir(directory: Path) -> None:

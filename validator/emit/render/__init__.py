@@ -8,7 +8,7 @@ StrictUndefined: a missing fact is an error, never an empty string.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from validator.derive.switch_os import port_cable_lengths
 from validator.emit import tables
 from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
+from validator.emit.progress import Stage, stage
+from validator.emit.render.background import write_beside
 from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.notes import Notes
@@ -157,11 +159,13 @@ def _device_files(env: _Templates, d: DeviceConfig, notes: Notes) -> Iterator[Re
         yield Rendered(path, text)
 
 
-def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Rendered]:
+def _oob_files(env: _Templates, topology: Topology, notes: Notes,
+               count: Callable[[int], None]) -> Iterator[Rendered]:
     """The out-of-band switches (emit/render/oob.py): Cumulus Linux NVUE; any other OS is listed in
     NOTES.md as not rendered, never skipped silently."""
     release = values("switch_os.yaml")["nvue_release"]
     for o in oob_configs(topology):
+        count(1)
         if o.os == "cumulus":
             notes.oob += 1
             yield Rendered(f"configs/{OOB}/{o.name}.startup.yaml",
@@ -170,13 +174,21 @@ def _oob_files(env: _Templates, topology: Topology, notes: Notes) -> Iterator[Re
             notes.oob_unrendered.setdefault(o.os, []).append(o.name)
 
 
-def render_configs(topology: Topology, user_templates: Path | None = None) -> Iterator[Rendered]:
+def switches_to_render(topology: Topology) -> int:
+    """How many switches `render_configs` goes through (those of the routed Ethernet and OOB fabrics)."""
+    fabrics = [topology.fabrics.get(name) for name in (*ROUTED_FABRICS, OOB)]
+    return sum(f.switches for f in fabrics if f is not None and f.type != "infiniband" and f.buildable)
+
+
+def render_configs(topology: Topology, user_templates: Path | None = None,
+                   counter: Stage | None = None, plan: Plan | None = None) -> Iterator[Rendered]:
     """Every switch configuration and subnet-manager file of the design, in a stable order, then
-    configs/NOTES.md: what the network team must still fill in."""
+    configs/NOTES.md: what the network team must still fill in. `counter` counts the switches; `plan`
+    is the analysis's cabling plan (its cage plan already built), else one is built for the lengths."""
+    count: Callable[[int], None] = counter.advance if counter is not None else (lambda _n: None)
     env = _Templates(user_templates)
     opensm = values("opensm.yaml")
     notes = Notes()
-    plan = None
     peers = mgmt_peers(topology)
     for fabric in ROUTED_FABRICS:
         fab = topology.fabrics.get(fabric)
@@ -189,7 +201,8 @@ def render_configs(topology: Topology, user_templates: Path | None = None) -> It
         for d in device_configs(topology, fabric, lengths, peers):
             notes.add(d)
             yield from _device_files(env, d, notes)
-    yield from _oob_files(env, topology, notes)
+            count(1)
+    yield from _oob_files(env, topology, notes, count)
     for f in ib_facts(topology):
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
                        env.render("opensm/opensm.conf.j2", f=f, sm_priority=opensm["sm_priority"],
@@ -213,16 +226,22 @@ def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = 
     template error leaves the previous set; files of a previous set that are no longer produced go;
     files in `out_dir` that clusterplan did not write stay.
     """
-    from validator.emit.progress import progress
-
     topology, derived = analysis.topology, analysis.derived
     assert topology is not None and derived is not None
-    total = sum(f.switches for f in topology.fabrics.values())
     with OutputSet(out_dir) as out:
-        for item in progress(render_configs(topology, user_templates), total, "configs"):
-            out.write(item.path, item.text)
-        out.write("bom.json", tables.bom_json(derived.bom))
-        out.write("bom.csv", tables.bom_csv(derived.bom))
-        out.write_lines("cabling.csv", tables.cabling_csv_rows(derived.cabling))
-        out.commit()
+        plan = derived.cabling
+        links = plan.tally.links
+        beside = write_beside(out, "cabling.csv", lambda: tables.cabling_csv_rows(plan), links)
+        with stage("configurations (switches)", switches_to_render(topology)) as counter:
+            for item in render_configs(topology, user_templates, counter, plan):
+                out.write(item.path, item.text)
+        with stage("BOM"):
+            out.write("bom.json", tables.bom_json(derived.bom))
+            out.write("bom.csv", tables.bom_csv(derived.bom))
+        if beside is not None:
+            beside.finish("cabling", links)
+        else:
+            out.write_lines("cabling.csv", tables.cabling_csv_rows(plan))    # its own stage
+        with stage(f"write {len(out.files):,} files to disk"):
+            out.commit()
     return out.written

@@ -83,10 +83,14 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
     base, size = int(p2p.network_address), p2p.num_addresses
     switch_roles = ("leaf", "spine", "core")
     namers: dict[str, Callable[[int | str], str]] = {}
+    names: dict[tuple[str, int | str], str] = {}    # a port's name depends on its role and number only
 
     def port_name(role: str, port: int | str) -> str:
-        namer = namers.get(role) or namers.setdefault(role, interface_namer(topology, fabric, role))
-        return namer(port)
+        name = names.get((role, port))
+        if name is None:
+            namer = namers.get(role) or namers.setdefault(role, interface_namer(topology, fabric, role))
+            name = names[(role, port)] = namer(port)
+        return name
 
     for k, link in enumerate(iter_links(topology, fabric)):
         if k * 2 + 1 >= size:

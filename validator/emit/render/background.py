@@ -1,0 +1,86 @@
+"""One output of `render` written by a second process while this one renders the configurations.
+
+The cabling plan of a 100k-GPU design (half a million rows) is about a third of render's work and
+needs nothing the configurations produce. On a machine with two cores or more, and for a plan of at
+least `MIN_LINKS` links, a child is forked once the analysis is done: it writes the plan through a file
+the parent opened in the staging directory (the child never touches a path, so a child outliving a
+killed parent writes only into a file nobody will read), counts its rows in shared memory for the
+progress display, and sends the file's SHA-256 back through a pipe. The bytes are those the same
+function writes in this process; with one core, without fork, or for a small plan, it is written here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import select
+import struct
+from collections.abc import Callable, Iterable
+from typing import BinaryIO
+
+from validator.base.errors import ToolError
+from validator.emit.files import OutputSet
+from validator.emit.progress import begin, stage
+
+MIN_LINKS = 20_000
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:       # not Linux
+        return os.cpu_count() or 1
+
+
+class Background:
+    """A file of `out` being written by a forked child; `finish` waits for it and records it."""
+
+    def __init__(self, out: OutputSet, rel: str, lines: Callable[[], Iterable[str]]) -> None:
+        self.out, self.rel = out, rel
+        self.counter = mmap.mmap(-1, 8)
+        fh = out.create(rel)
+        self.reader, writer = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:        # the child: write, report, leave without running the parent's exit code
+            os.close(self.reader)
+            os._exit(_child(fh, lines, self.counter, writer))
+        os.close(writer)
+        fh.close()
+
+    def finish(self, label: str, total: int) -> None:
+        with stage(label, total) as current:
+            while not select.select([self.reader], [], [], 0.1)[0]:
+                current.done = max(0, struct.unpack_from("q", self.counter)[0] - 1)
+            current.done = max(0, struct.unpack_from("q", self.counter)[0] - 1)
+            with os.fdopen(self.reader, "rb") as fh:
+                digest = fh.read().decode()
+            _pid, status = os.waitpid(self.pid, 0)
+        if status != 0 or len(digest) != 64:
+            raise ToolError(f"writing {self.rel} in a second process failed (status {status})")
+        self.out.record(self.rel, digest)
+
+
+def _child(fh: BinaryIO, lines: Callable[[], Iterable[str]], counter: mmap.mmap, writer: int) -> int:
+    try:
+        begin(quiet=True)        # the parent shows this file's progress from `counter`
+        digest = hashlib.sha256()
+        for n, line in enumerate(lines(), start=1):
+            chunk = line.encode("utf-8")
+            digest.update(chunk)
+            fh.write(chunk)
+            if not n & 1023:
+                struct.pack_into("q", counter, 0, n)
+        fh.close()
+        struct.pack_into("q", counter, 0, n)
+        os.write(writer, digest.hexdigest().encode())
+        return 0
+    except BaseException:        # the parent reports it
+        return 1
+
+
+def write_beside(out: OutputSet, rel: str, lines: Callable[[], Iterable[str]], links: int) -> Background | None:
+    """Start writing `rel` in a second process when it pays (see the module); None: write it here."""
+    if links < MIN_LINKS or _cores() < 2 or not hasattr(os, "fork"):
+        return None
+    return Background(out, rel, lines)
