@@ -60,6 +60,7 @@ class ServingConstants:
     memory: float
     step_overhead_s: float
     layer_overhead_s: float
+    seq_overhead_s: float             # host work per sequence per step (scheduling, sampling, outputs)
     allreduce_latency_s: float
     ep_latency_s: float
     ep_exposed: float
@@ -80,6 +81,7 @@ def serving_constants(gpu_id: str) -> ServingConstants:
         gemm=float(g["gemm"]), expert_gemm=float(g["expert_gemm"]), attention=float(g["attention"]),
         memory=float(g["memory"]),
         step_overhead_s=float(g["step_overhead_us"]) / 1e6, layer_overhead_s=float(g["layer_overhead_us"]) / 1e6,
+        seq_overhead_s=float(g.get("seq_overhead_us", 0.0)) / 1e6,
         allreduce_latency_s=float(s["allreduce_latency_us"]["value"]) / 1e6,
         ep_latency_s=float(s["ep_latency_us"]["value"]) / 1e6, ep_exposed=float(s["ep_exposed"]["value"]),
         nvlink_efficiency=float(comm["nvlink_efficiency"]["value"]),

@@ -7,7 +7,9 @@ another): dense GEMMs, grouped expert GEMMs (only the experts the step's tokens 
 weight stream and their matmuls add up rather than overlap, see `_experts`),
 decode attention (reads every sequence's KV cache), prefill attention; then the TP all-reduces (2 per
 layer), the exposed expert all-to-all (dispatch + combine per MoE layer, over NVLink inside the domain
-and the RDMA fabric beyond), the pipeline send, and fixed costs per step and per layer.
+and the RDMA fabric beyond), the pipeline send, and the host's costs: per step, per layer, and per
+sequence in the step (scheduling, sampling and output handling are done for every running request, so a
+batch of a thousand pays far more than a batch of one; issue 32).
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: fl
     parts["tp"] = _tp_allreduce(s, n, stage)
     parts["ep"] = _expert_all_to_all(s, n, moe_l)
     parts["pp"] = _pipeline_send(s, n)
-    parts["overhead"] = f.overhead
+    parts["overhead"] = f.overhead + s.constants.seq_overhead_s * (dec + (1.0 if pf else 0.0))
     return Step(sum(parts.values()), parts)
 
 
