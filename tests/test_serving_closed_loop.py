@@ -18,6 +18,8 @@ Assumed (not published): KV cache FP8, the design defaults for the KV pool, fixe
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.serving_published import kv_tokens_rank
@@ -25,7 +27,7 @@ from validator.derive.estimate.engine import EngineSettings, Network, serving_co
 from validator.derive.estimate.kv import Shape
 from validator.derive.estimate.operating import Workload
 from validator.derive.estimate.queueing import closed_loop
-from validator.derive.estimate.step import ServingSetup
+from validator.derive.estimate.step import ServingSetup, step_time
 from validator.resolve.catalog import builtin_catalog
 
 PUBLISHED = {4: (59.7, 199.6), 8: (104.8, 197.2), 16: (169.3, 354.9), 32: (282.4, 394.4)}
@@ -58,3 +60,16 @@ def test_closed_loop_obeys_littles_law():
     rate, lat = closed_loop(s, w, 16)
     assert rate * (lat.ttft_p50_s + 1023 * lat.tpot_p50_s) == pytest.approx(16, rel=1e-3)
     assert closed_loop(s, w, 32)[0] > rate                               # more clients, more load
+
+
+def test_speculative_drafts_cost_one_layer_per_draft_token():
+    # MTP (DeepSeek-V3 report 2.2: one MTP module = one transformer block, embedding and head shared): a
+    # decode step verifying q = 2 tokens per sequence also drafts 1 token per sequence through one layer,
+    # (q - 1) / q of the layers' work divided by the 61 layers.
+    s, _ = _setup()
+    mtp = dataclasses.replace(s, engine=dataclasses.replace(s.engine, spec_tokens=1, spec_acceptance=0.85))
+    step = step_time(mtp, 64, 1536, 0, 0)
+    layers = sum(step.parts[k] for k in ("dense", "experts", "attention", "tp", "ep"))
+    assert step.parts["draft"] == pytest.approx(layers / 2 / 61)
+    assert "draft" not in step_time(s, 64, 1536, 0, 0).parts
+    assert mtp.engine.tokens_per_step == pytest.approx(1.85)      # (1 - 0.85^2) / (1 - 0.85)

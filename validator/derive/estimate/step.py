@@ -132,6 +132,8 @@ def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: fl
         _roofline(pf * pf_ctx * stage * f.attn_prefill / sh.tp, f.a_peak, pf * kv_gpu, bw)
     parts["tp"] = _tp_allreduce(s, n, stage)
     parts["ep"] = _expert_all_to_all(s, n, moe_l)
+    if q > 1 and dec:
+        parts["draft"] = _draft(parts, q, stage, dec * q / n)
     parts["pp"] = _pipeline_send(s, n)
     parts["overhead"] = f.overhead + s.constants.seq_overhead_s * (dec + (1.0 if pf else 0.0))
     return Step(sum(parts.values()), parts)
@@ -146,6 +148,15 @@ def _experts(flops: float, peak: float, nbytes: float, bandwidth: float) -> floa
     expert (decode, short prompts), near it only at thousands (prefill of long batches); the higher a
     generation's peak for its bandwidth, the more tokens per expert it needs (issue 32)."""
     return flops / peak + nbytes / bandwidth
+
+
+def _draft(parts: dict[str, float], q: int, stage: float, decode_share: float) -> float:
+    """Speculative drafting (DeepSeek-V3's MTP module, EAGLE): each of the q - 1 draft tokens of a sequence
+    runs one transformer layer (and the shared head) on the decoding tokens, about 1 / stage of the
+    layers' work for one token per sequence instead of q (DeepSeek-V3 report, 2.2: one MTP module is one
+    transformer block sharing embedding and output head)."""
+    layers = sum(parts[k] for k in ("dense", "experts", "attention", "tp", "ep") if k in parts)
+    return (q - 1) * layers * decode_share / (q * stage)
 
 
 def _nvlink(s: ServingSetup) -> float:
