@@ -23,7 +23,7 @@ from pathlib import Path
 from validator.derive.estimate.engine import EngineSettings, Network, serving_constants
 from validator.derive.estimate.kv import Shape, kv_bytes_per_token_per_gpu, weight_bytes_per_gpu
 from validator.derive.estimate.operating import Workload, decode_rate, max_load, prefill_rate
-from validator.derive.estimate.queueing import aggregated
+from validator.derive.estimate.queueing import aggregated, closed_loop
 from validator.derive.estimate.step import ServingSetup
 from validator.resolve.catalog import builtin_catalog
 from validator.resolve.catalog.entries import Gpu
@@ -73,7 +73,9 @@ class Case:
     setup: ServingSetup
     workload: Workload
     kind: str             # aggregated | prefill | decode | load (TPOT at a rate) | ttft (TTFT at a rate)
+    #                       | closed (output tokens/s of a closed loop of `clients` users)
     batch: float | None = None        # decode: sequences per rank as published
+    clients: float | None = None      # closed: concurrent users of the closed loop
     qps: float | None = None          # load: requests/s of the replica
     prefill_tokens: float | None = None
 
@@ -202,9 +204,14 @@ def case_of(row: dict[str, str]) -> Case | None:
     if metric.startswith("ttft_ms") and (rate := re.search(r"([0-9.]+) req/s", row["concurrency_or_batch"])):
         # the request rate the source measured (closed loops: completions/s); the model's median TTFT at it
         return Case(**base, metric="ttft_ms", published=value, workload=w, kind="ttft", qps=float(rate[1]))
-    if metric.startswith("tpot_ms"):
-        qps = float(row["concurrency_or_batch"].split()[1])
+    if metric.startswith(("tpot_ms", "itl_ms")):
+        # the rate the source measured (closed loops: completions/s), else its Poisson rate; the model's median
+        rate = re.search(r"([0-9.]+) req/s", row["concurrency_or_batch"])
+        qps = float(rate[1]) if rate else float(row["concurrency_or_batch"].split()[1])
         return Case(**base, metric="tpot_ms", published=value, workload=w, kind="load", qps=qps)
+    if mode == "closed-loop":
+        return Case(**base, metric="out_tok_s_gpu", published=_per_gpu(row, value), workload=w, kind="closed",
+                    clients=float(_int(row["concurrency_or_batch"]) or 0))
     if metric in ("output_tok_s_per_gpu", "output_tok_s_total"):
         return Case(**base, metric="out_tok_s_gpu", published=_per_gpu(row, value), workload=w, kind="aggregated")
     return None
@@ -228,6 +235,9 @@ def estimate(case: Case, setup: ServingSetup | None = None) -> float:
         if not w.output:   # decode rows that publish the KV length, not the output length
             w = dataclasses.replace(w, output=0.0)
         return decode_rate(s, w, case.batch).output_tokens_per_s / s.shape.gpus
+    if case.kind == "closed":
+        loop = closed_loop(s, w, case.clients or 0.0)
+        return loop[0] * w.output / s.shape.gpus if loop else 0.0
     if case.kind in ("load", "ttft"):
         lat = aggregated(s, w, case.qps or 0.0)
         if lat is None:

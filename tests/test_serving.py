@@ -50,7 +50,6 @@ PINNED = {
 MISSED = {
     "S-TRTNEW-H200-DSR1-DEP8-1024-8192": (0.10, "DEP8 on H200 at 1k/8k: over-estimated by 31 %"),
     "S-TRTDS-H200-DSR1-DEP8-1024-2048": (0.25, "DEP8 on H200 at 1k/2k: over-estimated by 48 %"),
-    "S-SGLGB2-GB200-DSV3-DECODE-LOWPREC-2000": (0.20, "GB200 FP4/FP8 decode at EP: under-estimated by 22 %"),
 }
 
 

@@ -60,6 +60,7 @@ class ServingConstants:
     memory: float
     step_overhead_s: float
     layer_overhead_s: float
+    seq_overhead_s: float             # host work per sequence per step (scheduling, sampling, outputs)
     allreduce_latency_s: float
     ep_latency_s: float
     ep_exposed: float
@@ -79,6 +80,7 @@ def serving_constants(gpu_id: str) -> ServingConstants:
     return ServingConstants(
         gemm=g["gemm"], expert_gemm=g["expert_gemm"], attention=g["attention"], memory=g["memory"],
         step_overhead_s=g["step_overhead_us"] / 1e6, layer_overhead_s=g["layer_overhead_us"] / 1e6,
+        seq_overhead_s=g["seq_overhead_us"] / 1e6,
         allreduce_latency_s=s.allreduce_latency_us / 1e6, ep_latency_s=s.ep_latency_us / 1e6,
         ep_exposed=s.ep_exposed, nvlink_efficiency=comm["nvlink_efficiency"],
         fabric_efficiency=comm["fabric_efficiency"], family=family, source=s.source)

@@ -241,3 +241,26 @@ def decode_pool(s: ServingSetup, w: Workload, lam: float) -> Latency | None:
     seqs = lam_r * t * steps * sh.pp
     t99 = step_time(s, min(cap, seqs + z99() * math.sqrt(seqs)) / sh.pp, ctx, 0, 0).seconds
     return Latency(0.0, 0.0, sh.pp * t / per_step, sh.pp * t99 / per_step, seqs)
+
+
+def closed_loop(s: ServingSetup, w: Workload, clients: float) -> tuple[float, Latency] | None:
+    """A closed loop of `clients` users, each sending its next request when the last one ends (benchmark
+    concurrency sweeps): the request rate lam with lam x (TTFT + (O-1) x TPOT) = clients (Little's law),
+    by bisection (the left side grows with lam). Returns (lam, latency at lam); None if no load fits."""
+    def held(lam: float) -> float | None:
+        lat = aggregated(s, w, lam)
+        if lat is None:
+            return None
+        return lam * (lat.ttft_p50_s + max(w.output - 1, 0.0) * lat.tpot_p50_s)
+
+    lo, hi = 0.0, 1.0
+    while (h := held(hi)) is not None and h < clients:
+        lo, hi = hi, hi * 2
+        if hi > 1e9:
+            return None
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        h = held(mid)
+        lo, hi = (mid, hi) if h is not None and h < clients else (lo, mid)
+    lat = aggregated(s, w, lo) if lo > 0 else None
+    return None if lat is None else (lo, lat)

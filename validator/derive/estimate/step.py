@@ -3,10 +3,13 @@
 A step runs `dec` decoding sequences (each verifying `q` tokens, 1 without speculation) at an average
 context of `dec_ctx` tokens, plus `pf` prefill tokens attending on average to `pf_ctx` positions, on one
 attention rank of one pipeline stage. Each kernel class is a roofline of its own (kernels run one after
-another): dense GEMMs, grouped expert GEMMs (only the experts the step's tokens touch are read),
+another): dense GEMMs, grouped expert GEMMs (only the experts the step's tokens touch are read; their
+weight stream and their matmuls add up rather than overlap, see `_experts`),
 decode attention (reads every sequence's KV cache), prefill attention; then the TP all-reduces (2 per
 layer), the exposed expert all-to-all (dispatch + combine per MoE layer, over NVLink inside the domain
-and the RDMA fabric beyond), the pipeline send, and fixed costs per step and per layer.
+and the RDMA fabric beyond), the pipeline send, and the host's costs: per step, per layer, and per
+sequence in the step (scheduling, sampling and output handling are done for every running request, so a
+batch of a thousand pays far more than a batch of one; issue 32).
 """
 
 from __future__ import annotations
@@ -122,16 +125,38 @@ def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: fl
         touched = 1 - (1 - k / e) ** routed if routed else 0.0
         local = moe_l * e * p.expert / (sh.tp * sh.dp)   # expert parameters on this GPU
         flops = 2 * n * k * moe_l * p.expert / sh.tp
-        parts["experts"] = _roofline(flops, f.e_peak, local * touched * wb, bw)
+        parts["experts"] = _experts(flops, f.e_peak, local * touched * wb, bw)
     kv_gpu = f.kv_gpu
     parts["attention"] = _roofline(dec * q * dec_ctx * stage * f.attn_decode / sh.tp, f.a_peak,
                                    dec * dec_ctx * kv_gpu, bw) + \
         _roofline(pf * pf_ctx * stage * f.attn_prefill / sh.tp, f.a_peak, pf * kv_gpu, bw)
     parts["tp"] = _tp_allreduce(s, n, stage)
     parts["ep"] = _expert_all_to_all(s, n, moe_l)
+    if q > 1 and dec:
+        parts["draft"] = _draft(parts, q, stage, dec * q / n)
     parts["pp"] = _pipeline_send(s, n)
-    parts["overhead"] = f.overhead
+    parts["overhead"] = f.overhead + s.constants.seq_overhead_s * (dec + (1.0 if pf else 0.0))
     return Step(sum(parts.values()), parts)
+
+
+def _experts(flops: float, peak: float, nbytes: float, bandwidth: float) -> float:
+    """Grouped expert GEMMs: each touched expert is a small GEMM of its own few tokens (t per expert), too
+    few M-tiles to hide its weight stream behind its matmuls, so the two add up:
+    `flops / peak + bytes / bandwidth`. Against the compute peak that is an efficiency of `t / (t + t*)`,
+    t* = peak x weight bytes / (2 x bandwidth) the tokens per expert where the two terms are equal (about
+    200-300 on Hopper and Blackwell at their 8-bit peaks): far below peak at a few hundred tokens per
+    expert (decode, short prompts), near it only at thousands (prefill of long batches); the higher a
+    generation's peak for its bandwidth, the more tokens per expert it needs (issue 32)."""
+    return flops / peak + nbytes / bandwidth
+
+
+def _draft(parts: dict[str, float], q: int, stage: float, decode_share: float) -> float:
+    """Speculative drafting (DeepSeek-V3's MTP module, EAGLE): each of the q - 1 draft tokens of a sequence
+    runs one transformer layer (and the shared head) on the decoding tokens, about 1 / stage of the
+    layers' work for one token per sequence instead of q (DeepSeek-V3 report, 2.2: one MTP module is one
+    transformer block sharing embedding and output head)."""
+    layers = sum(parts[k] for k in ("dense", "experts", "attention", "tp", "ep") if k in parts)
+    return (q - 1) * layers * decode_share / (q * stage)
 
 
 def _nvlink(s: ServingSetup) -> float:
