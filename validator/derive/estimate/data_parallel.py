@@ -129,6 +129,8 @@ def dp_cost(s: TrainingSetup, c: TrainingConstants, forward: float, backward: fl
         return DpCost(traffic, gather + reduce, exposed)
     m = s.microbatches
     ag, rs = gather / (2 * m) + layers * ring, reduce / m + layers * ring
+    if replicate > 0:                     # HSDP: one all-reduce per unit across the replicas
+        replicate += layers * latency_steps(_groups(s)[1]) * full_link.latency
     per_mb = _overlap(ag, forward, c, layers) + _overlap(ag + rs, backward, c, layers)
-    exposed = m * per_mb + _overlap(replicate, backward, c)
+    exposed = m * per_mb + _overlap(replicate, backward, c, layers)     # HSDP: each unit's all-reduce
     return DpCost(traffic, m * (2 * ag + rs) + replicate, exposed)
