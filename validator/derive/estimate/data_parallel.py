@@ -16,7 +16,10 @@ far as the frameworks take it: the once-per-step gradient reduction hides behind
 last micro-batch, the parameter all-gather behind the forward of the first (Megatron-LM
 --overlap-grad-reduce / --overlap-param-gather); FSDP prefetches layer by layer, so each micro-batch's
 gathers hide behind that micro-batch's forward and backward, except the first layer's. What does not
-fit in its window is exposed; what fits still slows compute by `comm_contention`.
+fit in its window is exposed; what fits still slows compute by `comm_contention`. Every collective
+also waits NCCL's ring latency (comm.ring_latency, linear in the ranks): FSDP issues one per layer and
+kind every micro-batch, Megatron-LM one per bucket of max(40M, 1M x DP) parameters; the last bucket of a
+backward and the first gather of a forward have no compute left to hide behind.
 """
 
 from __future__ import annotations
