@@ -268,10 +268,12 @@ def test_more_replicas_never_beat_perfect_scaling(s, k):
     s = dataclasses.replace(s, global_batch=s.dp * s.micro_batch * k * max(1, s.microbatches // k))
     wide = dataclasses.replace(s, dp=s.dp * k)
     assert estimate_training(wide).tokens_per_s <= k * estimate_training(s).tokens_per_s * (1 + 1e-9)
-    # weak scaling without sharded optimizer states (DDP): a step never gets shorter
+    # weak scaling without sharded optimizer states (DDP): a step never gets shorter, at a fixed bucket
+    # size (Megatron's buckets grow with DP, max(40M, 1M x DP) parameters, to pay fewer latencies)
     ddp = dataclasses.replace(s, sharding=Sharding(0))
     weak = dataclasses.replace(ddp, dp=s.dp * k, global_batch=s.global_batch * k)
-    assert estimate_training(weak).step_time_s >= estimate_training(ddp).step_time_s * (1 - 1e-9)
+    fixed = dataclasses.replace(training_constants(s.gpu.id, s.precision), dp_bucket_params=(40e6, 0.0))
+    assert estimate_training(weak, fixed).step_time_s >= estimate_training(ddp, fixed).step_time_s * (1 - 1e-9)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -344,9 +346,11 @@ def test_uncalibrated_gpu_says_so_with_a_wider_uncertainty():
 # ---------------------------------------------------------------- accuracy (regression guard)
 
 # in-sample median |error| per family with the shipped constants, from benchmarks/accuracy_training.py
-# (docs/estimator.md), plus 1.5 points of slack: a change that makes a family worse must say so
+# (docs/estimator.md), plus 1.5 points of slack: a change that makes a family worse must say so.
+# megatron-lm 0.064 -> 0.094 (issue 32): every distributed-optimizer bucket now pays NCCL's ring latency
+# (48 ranks one per node: 0.67 ms per bucket), which its README's DP-48 runs with 4-8 micro-batches expose
 IN_SAMPLE_MEDIAN = {"korthikanti": 0.122, "narayanan": 0.043, "nemo-24.07": 0.046, "megatron-bridge": 0.125,
-                    "nemo-25": 0.058, "nemo-long-context": 0.007, "megatron-lm": 0.064, "llama3": 0.0,
+                    "nemo-25": 0.058, "nemo-long-context": 0.007, "megatron-lm": 0.094, "llama3": 0.0,
                     "megascale": 0.080, "torchtitan": 0.082, "automodel": 0.202, "llm-foundry": 0.082,
                     "historical": 0.128}
 

@@ -39,6 +39,10 @@ class TrainingConstants:
     fabric_efficiency: float
     nvlink_latency_s: float
     fabric_latency_s: float
+    ring_base_latency_s: float    # NCCL ring all-gather / reduce-scatter: fixed latency
+    ring_nvlink_step_s: float     # ... per intra-node step
+    ring_net_step_s: float        # ... per inter-node step
+    dp_bucket_params: tuple[float, float]   # Megatron DDP bucket: max(min, per_rank x ranks) parameters
     key: str                      # the set used, "gpu/precision"
     calibrated: bool              # False: borrowed from `key`, this GPU/precision has no published run
     uncertainty: float            # stated relative uncertainty of a step time with this set
@@ -84,6 +88,9 @@ def make_training_constants(values: dict[str, float], key: str, calibrated: bool
         **{k: float(values[k]) for k in (*FITTED, *SHARED)},
         nvlink_efficiency=comm["nvlink_efficiency"], fabric_efficiency=comm["fabric_efficiency"],
         nvlink_latency_s=comm["nvlink_latency_us"] / 1e6, fabric_latency_s=comm["fabric_latency_us"] / 1e6,
+        ring_base_latency_s=comm["ring_base_latency_us"] / 1e6, ring_nvlink_step_s=comm["ring_nvlink_step_us"] / 1e6,
+        ring_net_step_s=comm["ring_net_step_us"] / 1e6,
+        dp_bucket_params=(comm["dp_bucket_min_params"], comm["dp_bucket_params_per_rank"]),
         key=key, calibrated=calibrated, uncertainty=uncertainty)
 
 

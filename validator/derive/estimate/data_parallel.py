@@ -16,13 +16,18 @@ far as the frameworks take it: the once-per-step gradient reduction hides behind
 last micro-batch, the parameter all-gather behind the forward of the first (Megatron-LM
 --overlap-grad-reduce / --overlap-param-gather); FSDP prefetches layer by layer, so each micro-batch's
 gathers hide behind that micro-batch's forward and backward, except the first layer's. What does not
-fit in its window is exposed; what fits still slows compute by `comm_contention`.
+fit in its window is exposed; what fits still slows compute by `comm_contention`. Every collective
+also waits NCCL's ring latency (comm.ring_latency, linear in the ranks): FSDP issues one per layer and
+kind every micro-batch, Megatron-LM one per bucket of max(40M, 1M x DP) parameters; the last bucket of a
+backward and the first gather of a forward have no compute left to hide behind.
 """
 
 from __future__ import annotations
 
+import math
+
 from validator.base.facts import fact
-from validator.derive.estimate.comm import latency_steps, link
+from validator.derive.estimate.comm import latency_steps, link, ring_latency
 from validator.derive.estimate.constants import TrainingConstants
 from validator.derive.estimate.memory import expert_params
 from validator.derive.estimate.setup import TrainingSetup
@@ -87,33 +92,48 @@ def dp_traffic(s: TrainingSetup) -> DpTraffic:
     return DpTraffic(gather, reduce, replicate)
 
 
-def _overlap(comm: float, window: float, c: TrainingConstants) -> float:
-    return max(0.0, comm - window) + c.comm_contention * min(comm, window)
+def _overlap(comm: float, window: float, c: TrainingConstants, pieces: int = 1) -> float:
+    """Time the step waits for `comm` split in `pieces` buckets issued as `window`'s compute produces
+    (or consumes) them: the last (first) bucket has no compute left to hide behind."""
+    tail = comm / pieces if window > 0 else comm
+    hidden = min(comm - tail, window)
+    return comm - hidden + c.comm_contention * hidden
 
 
-def dp_cost(s: TrainingSetup, c: TrainingConstants, forward: float, backward: float, first_layer: float) -> DpCost:
+def buckets(s: TrainingSetup, c: TrainingConstants, n: int) -> int:
+    """Megatron-LM DDP buckets of this GPU's trained parameters (max(40M, 1M x ranks) parameters each)."""
+    dense, experts = param_split(s)
+    size = max(c.dp_bucket_params[0], c.dp_bucket_params[1] * n)
+    return max(1, math.ceil((dense + experts) * s.trainable_share / size))
+
+
+def dp_cost(s: TrainingSetup, c: TrainingConstants, forward: float, backward: float, layers: int) -> DpCost:
     """`forward`/`backward`: seconds of one micro-batch's forward/backward on this GPU's stage (the
-    overlap windows); `first_layer`: the share of a gather that cannot be prefetched."""
+    overlap windows); `layers`: the stage's layers, one FSDP unit each (a gather and a reduce-scatter of
+    its own, each paying the ring's latency; the first layer's gather cannot be prefetched)."""
     traffic = dp_traffic(s)
     if s.dp * s.cp <= 1:
         return DpCost(traffic, 0.0, 0.0)
     if not s.dp_comm_overlap:             # reduced after backward, gathered before forward: nothing hidden
-        forward = backward = first_layer = 0.0
+        forward = backward = 0.0
     g, _ = _groups(s) if s.sharding.stage == 3 else (s.dp * s.cp, 1)
     stride = s.tp * s.cp if s.cp == 1 else s.tp          # DP x CP ranks reduce together: stride TP
     shard_link = link(s, c, s.tp * s.cp * g, stride)
     full_link = link(s, c, s.tp * s.cp * s.dp, stride * g)
-    lat = latency_steps(g) / 2 * shard_link.latency          # one pass of a ring/tree collective
+    ring = ring_latency(s, c, g, stride)                  # one all-gather or reduce-scatter
     gather = traffic.gather / shard_link.bandwidth
     reduce = traffic.reduce / shard_link.bandwidth
     replicate = traffic.replicate / full_link.bandwidth
     if s.sharding.stage < 3:
-        passes = 2 if s.sharding.stage == 0 else 1
-        gather, reduce = gather + lat * (gather > 0), reduce + passes * lat
-        exposed = _overlap(reduce, backward, c) + _overlap(gather, forward, c)
+        nb = buckets(s, c, g)
+        lat = latency_steps(g) * shard_link.latency if s.sharding.stage == 0 else ring
+        gather, reduce = gather + nb * ring * (gather > 0), reduce + nb * lat
+        exposed = _overlap(reduce, backward, c, nb) + _overlap(gather, forward, c, nb)
         return DpCost(traffic, gather + reduce, exposed)
     m = s.microbatches
-    ag, rs = gather / (2 * m) + lat, reduce / m + lat
-    per_mb = _overlap(ag, forward, c) + _overlap(ag + rs, backward, c) + first_layer * ag * bool(forward)
-    exposed = m * per_mb + _overlap(replicate, backward, c)
+    ag, rs = gather / (2 * m) + layers * ring, reduce / m + layers * ring
+    if replicate > 0:                     # HSDP: one all-reduce per unit across the replicas
+        replicate += layers * latency_steps(_groups(s)[1]) * full_link.latency
+    per_mb = _overlap(ag, forward, c, layers) + _overlap(ag + rs, backward, c, layers)
+    exposed = m * per_mb + _overlap(replicate, backward, c, layers)     # HSDP: each unit's all-reduce
     return DpCost(traffic, m * (2 * ag + rs) + replicate, exposed)

@@ -87,7 +87,7 @@ def estimate_training(s: TrainingSetup, c: TrainingConstants | None = None) -> T
     m = s.microbatches
     bubble = (s.pp - 1) / s.vpp * slot.time
     pp = pp_time(s, c) * c.pp_exposed
-    dp = dp_cost(s, c, slot.forward, slot.backward, 1 / slot.layers)
+    dp = dp_cost(s, c, slot.forward, slot.backward, slot.layers)
     dense, experts = param_split(s)
     shards = s.dp * s.cp if s.sharding.stage >= 1 else 1
     # experts shard over the DP x CP / EP expert-data-parallel ranks
