@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -166,15 +167,17 @@ def test_xlsx_is_one_sheet_and_reproducible(tmp_path):
     assert zipfile.ZipFile(out1).testzip() is None
 
 
-def test_progress_bar_on_a_terminal(monkeypatch):
-    """On a terminal the sweep draws `sweep [####...] n/total` on stderr; the table on stdout is unchanged."""
-    from validator.emit import progress
-
+def test_progress_of_the_points_on_stderr(monkeypatch):
+    """With progress on (no delay; not a terminal here, so plain lines) the sweep counts its points on
+    stderr and the designs inside it show no stages of their own; the table on stdout is unchanged
+    (tests/test_progress.py drives the terminal display)."""
     _, plain, _ = cli("sweep", rel(SERVING), "--set", "inference.targets.qps=10,40", "-j", "1", "-f", "csv")
-    monkeypatch.setattr(progress, "enabled", lambda: True)
+    monkeypatch.delenv("CLUSTERPLAN_NO_PROGRESS")
+    monkeypatch.setenv("CLUSTERPLAN_PROGRESS_AFTER", "0")
     code, out, err = cli("sweep", rel(SERVING), "--set", "inference.targets.qps=10,40", "-j", "1", "-f", "csv")
     assert code == 0 and out == plain
-    assert "sweep [" in err and "/2" in err
+    assert re.search(r"^clusterplan: sweep \(points\) 2/2 \(\d+ s\) done$", err, re.MULTILINE), err
+    assert "derive and check" not in err
 
 
 def test_a_point_with_errors_shows_fails_not_figures():
