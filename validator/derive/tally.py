@@ -208,6 +208,8 @@ class CagePlan:
         base = base * len(shapes) + shape_of.ravel()
         del shape_of
         floors = len(KINDS)
+        if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
+            base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
         while True:
             uniq, inverse = np.unique(base * floors + self.floor[ra], return_inverse=True)
@@ -283,16 +285,15 @@ def build_tally(plan: Plan) -> Tally:
     out.summaries = cp.summaries
     if not n:
         return out
-    mid = np.frombuffer(cp.mid, dtype=np.int32).astype(np.int64)
-    cls = cp.cls.astype(np.int64)
+    mid = np.frombuffer(cp.mid, dtype=np.int32)
+    media_n = len(medias)
+    pair = cp.cls.astype(np.int64) * media_n + mid          # (class, media) of every link
     names: dict[str, int] = {}
-    a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int64)
-    z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int64)
+    a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
+    z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
     # the ends in walk order (A then Z of link 0, ...): the first to reach a cage puts its part in it
     cage = np.empty(2 * n, dtype=np.int32)
     cage[0::2], cage[1::2] = cp.a, cp.z
-    part = np.empty(2 * n, dtype=np.int32)
-    part[0::2], part[1::2] = a_part[mid], z_part[mid]
     order = np.arange(2 * n, dtype=np.int32)
     first = np.full(plan.cages.size, 2 * n, dtype=np.int32)
     np.minimum.at(first, cage, order)
@@ -301,19 +302,28 @@ def build_tally(plan: Plan) -> Tally:
     del cage, first
     new = first_end == order
     del order
+    part = np.empty(2 * n, dtype=np.int32)
+    part[0::2], part[1::2] = a_part[mid], z_part[mid]
     clash = ~new & (part != part[first_end])         # never by construction: say so rather than count twice
     del first_end, part
     a_new, z_new = new[0::2], new[1::2]
-    per_cable = np.array([m.cable.links_per_cable if m.cable else 1 for m in medias], dtype=np.int64)[mid]
+    single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
     split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
-    whole = (per_cable == 1) | np.where(split, z_new, a_new)
-    a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)[cls]
-    a_rack = np.array([c[3] for c in classes], dtype=np.int64)[cls]
-    where = np.where(a_switch, cp.a_idx, a_rack)
-    seen, firsts = _counts(cls, mid, None, None)
-    _fill(plan, out, seen, firsts, Counter(dict(_counts(cls, mid, where, a_new)[0])),
-          Counter(dict(_counts(cls, mid, cp.z_idx.astype(np.int64), z_new)[0])),
-          Counter(dict(_counts(cls, mid, None, whole)[0])))
+    whole = np.flatnonzero(single | np.where(split, z_new, a_new))
+    del single, split
+    seen, firsts = _counts(pair, None, media_n)
+    bought = _counts(pair[whole], None, media_n)[0]
+    del whole
+    keep = np.flatnonzero(a_new)
+    kept = cp.cls[keep]
+    a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
+    a_rack = np.array([c[3] for c in classes], dtype=np.int64)
+    a_mods = _counts(pair[keep], np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept]), media_n)[0]
+    del keep, kept
+    keep = np.flatnonzero(z_new)
+    z_mods = _counts(pair[keep], cp.z_idx[keep].astype(np.int64), media_n)[0]
+    del keep, pair
+    _fill(plan, out, seen, firsts, Counter(a_mods), Counter(z_mods), Counter(bought))
     for k in np.flatnonzero(clash[0::2] | clash[1::2]).tolist():
         c = classes[cp.cls[k]]
         out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
@@ -321,28 +331,22 @@ def build_tally(plan: Plan) -> Tally:
     return out
 
 
-def _counts(cls: npt.NDArray[np.int64], mid: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None,
-            mask: npt.NDArray[np.bool_] | None) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
-    """Links per (class, media[, where]) among those `mask` keeps, in order of first appearance, and the
-    first link of each."""
-    keep = np.flatnonzero(mask) if mask is not None else None
-    c, m = (cls, mid) if keep is None else (cls[keep], mid[keep])
-    media_n = int(mid.max(initial=0)) + 1
-    key = c * media_n + m
+def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
+            ) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
+    """Links per (class, media[, where]) in order of first appearance, and the position of the first of each."""
     width = 1
+    key = pair
     if where is not None:
-        w = where if keep is None else where[keep]
         width = int(where.max(initial=0)) + 1
-        key = key * width + w
+        key = pair * width + where
     uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    del key
     order = np.argsort(first, kind="stable")
-    links = first if keep is None else keep[first]
     out: dict[tuple[int, ...], int] = {}
     at: dict[tuple[int, ...], int] = {}
-    for packed, n, k in zip(uniq[order].tolist(), counts[order].tolist(), links[order].tolist(), strict=True):
-        rest, w_ = divmod(packed, width)
-        pair = divmod(rest, media_n)
-        key_ = (*pair, w_) if where is not None else pair
+    for packed, n, k in zip(uniq[order].tolist(), counts[order].tolist(), first[order].tolist(), strict=True):
+        rest, w = divmod(packed, width)
+        key_ = (*divmod(rest, media_n), w) if where is not None else divmod(rest, media_n)
         out[key_] = n
         at[key_] = k
     return out, at
