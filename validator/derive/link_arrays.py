@@ -18,10 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from validator.derive.links import LinkTuple, appliance_links, oob_links, server_slots
+from validator.derive.pairs import Usage
 from validator.expand.plane import PlaneSize
 from validator.expand.topology import Topology
 
 Ints = npt.NDArray[np.int64]
+Ints32 = npt.NDArray[np.int32]
 
 
 @dataclass
@@ -122,3 +124,43 @@ def _uplinks(plane: PlaneSize, p: int, bases: tuple[int, int, int] | None = None
         cb = bases[2] if bases else p * core.count
         yield Segment("spine", "core", spine.up_speed_gbps, sb + g, spine.down_ports + v + 1,
                       cb + j * per_group + c, pod * math.ceil(spine.up_ports / per_group) + m + 1)
+
+
+def use(usage: Usage, seg: Segment) -> None:
+    """Add an array segment's links to a fabric's usage (as `Usage.add` does link by link)."""
+    usage.total += len(seg)
+    key = (seg.a_role, seg.z_role, seg.speed)
+    usage.bundles[key] = usage.bundles.get(key, 0) + len(seg)
+    for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
+                           (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
+        if target is not None:
+            for i in np.flatnonzero(counts).tolist():
+                target[i] += int(counts[i])
+
+
+def multi_peer(a: Ints32, z: Ints32, size: int) -> npt.NDArray[np.bool_]:
+    """Cages whose links go to more than one peer cage."""
+    low = np.full(size, np.iinfo(np.int32).max, dtype=np.int32)
+    high = np.full(size, -1, dtype=np.int32)
+    for x, y in ((a, z), (z, a)):
+        np.minimum.at(low, x, y)
+        np.maximum.at(high, x, y)
+    multi: npt.NDArray[np.bool_] = (high >= 0) & (low != high)
+    return multi
+
+
+def cage_groups(a: Ints32, z: Ints32, size: int) -> Ints32:
+    """The group of every cage joined to others by links, named by its least cage: each cage takes the least
+    label of its links' ends, then follows labels to their own, until every link's two ends agree."""
+    label = np.arange(size, dtype=np.int32)
+    while True:
+        low = np.minimum(label[a], label[z])
+        np.minimum.at(label, a, low)
+        np.minimum.at(label, z, low)
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
+        if np.array_equal(label[a], label[z]):
+            return label

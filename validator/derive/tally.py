@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from validator.derive.link_arrays import Segment, segments
+from validator.derive.link_arrays import Segment, cage_groups, multi_peer, segments, use
 from validator.derive.links import LinkTuple
 from validator.derive.media import KINDS, Cage, Media
 from validator.derive.pairs import LinkSummary, Usage
@@ -97,8 +97,8 @@ class CagePlan:
         self.a, self.z, self.a_idx, self.z_idx, self.cls = a, z, a_idx, z_idx, cls
         size = plan.cages.size
         self.used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
-        self.multi = _multi(a, z, size)
-        self.root = _roots(a, z, size)
+        self.multi = multi_peer(a, z, size)
+        self.root = cage_groups(a, z, size)
         self.need = np.zeros(size, dtype=np.float64)
         np.maximum.at(self.need, self.root[a], np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
         self.floor = np.zeros(size, dtype=np.int8)
@@ -112,7 +112,7 @@ class CagePlan:
         for seg in segments(self.plan.topology, fabric):
             if isinstance(seg, Segment):
                 if len(seg):
-                    _use(usage, seg)
+                    use(usage, seg)
                     yield self._segment(fabric, seg)
             elif seg:
                 for a_role, a_i, _a_port, z_role, z_i, _z_port, speed in seg:
@@ -235,46 +235,6 @@ class CagePlan:
         self.mid = array("i", mids[inverse.ravel()].tobytes())
 
 
-def _use(usage: Usage, seg: Segment) -> None:
-    """Add an array segment's links to a fabric's usage (as `Usage.add` does link by link)."""
-    usage.total += len(seg)
-    key = (seg.a_role, seg.z_role, seg.speed)
-    usage.bundles[key] = usage.bundles.get(key, 0) + len(seg)
-    for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
-                           (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
-        if target is not None:
-            for i in np.flatnonzero(counts).tolist():
-                target[i] += int(counts[i])
-
-
-def _multi(a: I32, z: I32, size: int) -> npt.NDArray[np.bool_]:
-    """Cages whose links go to more than one peer cage."""
-    low = np.full(size, np.iinfo(np.int32).max, dtype=np.int32)
-    high = np.full(size, -1, dtype=np.int32)
-    for x, y in ((a, z), (z, a)):
-        np.minimum.at(low, x, y)
-        np.maximum.at(high, x, y)
-    multi: npt.NDArray[np.bool_] = (high >= 0) & (low != high)
-    return multi
-
-
-def _roots(a: I32, z: I32, size: int) -> I32:
-    """The group of every cage joined to others by links, named by its least cage: each cage takes the least
-    label of its links' ends, then follows labels to their own, until every link's two ends agree."""
-    label = np.arange(size, dtype=np.int32)
-    while True:
-        low = np.minimum(label[a], label[z])
-        np.minimum.at(label, a, low)
-        np.minimum.at(label, z, low)
-        while True:
-            jumped = label[label]
-            if np.array_equal(jumped, label):
-                break
-            label = jumped
-        if np.array_equal(label[a], label[z]):
-            return label
-
-
 def build_tally(plan: Plan) -> Tally:
     """Modules per cage, cables per link or per joined cages, and the problems, over every link: each count a
     whole-array operation over the links, keyed by (class, media) and in the order a walk would meet them."""
@@ -314,16 +274,9 @@ def build_tally(plan: Plan) -> Tally:
     seen, firsts = _counts(pair, None, media_n)
     bought = _counts(pair[whole], None, media_n)[0]
     del whole
-    keep = np.flatnonzero(a_new)
-    kept = cp.cls[keep]
-    a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
-    a_rack = np.array([c[3] for c in classes], dtype=np.int64)
-    a_mods = _counts(pair[keep], np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept]), media_n)[0]
-    del keep, kept
-    keep = np.flatnonzero(z_new)
-    z_mods = _counts(pair[keep], cp.z_idx[keep].astype(np.int64), media_n)[0]
-    del keep, pair
-    _fill(plan, out, seen, firsts, Counter(a_mods), Counter(z_mods), Counter(bought))
+    del pair
+    _fill(plan, out, seen, firsts, Counter(bought))
+    _modules(plan, out, mid, a_new, z_new)
     for k in np.flatnonzero(clash[0::2] | clash[1::2]).tolist():
         c = classes[cp.cls[k]]
         out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
@@ -342,22 +295,18 @@ def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, me
     uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
     del key
     order = np.argsort(first, kind="stable")
-    out: dict[tuple[int, ...], int] = {}
-    at: dict[tuple[int, ...], int] = {}
-    for packed, n, k in zip(uniq[order].tolist(), counts[order].tolist(), first[order].tolist(), strict=True):
-        rest, w = divmod(packed, width)
-        key_ = (*divmod(rest, media_n), w) if where is not None else divmod(rest, media_n)
-        out[key_] = n
-        at[key_] = k
-    return out, at
+    uniq = uniq[order]
+    rest, w = np.divmod(uniq, width)
+    c, m = np.divmod(rest, media_n)
+    keys: list[tuple[int, ...]] = list(zip(c.tolist(), m.tolist(), w.tolist(), strict=True)) if where is not None \
+        else list(zip(c.tolist(), m.tolist(), strict=True))
+    return dict(zip(keys, counts[order].tolist(), strict=True)), dict(zip(keys, first[order].tolist(), strict=True))
 
 
 def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict[tuple[int, ...], int],
-          a_mods: Counter[tuple[int, ...]], z_mods: Counter[tuple[int, ...]], bought: Counter[tuple[int, ...]]
-          ) -> None:
-    """Turn the per-(class, media) counts into the tally's part counts and problems."""
+          bought: Counter[tuple[int, ...]]) -> None:
+    """Turn the per-(class, media) counts into the tally's cable counts and problems."""
     cp = plan.cage_plan
-    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
     for (c, mid), links in seen.items():
         fabric, a_role, z_role, a_rack, z_rack, speed = cp.classes[c][:6]
         m, length = cp.medias[mid], cp.lengths[c]
@@ -370,21 +319,52 @@ def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict
     for (c, mid), n in bought.items():
         fabric, m = cp.classes[c][0], cp.medias[mid]
         out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{cp.classes[c][5]:g}G", m.length_m)] += n
-    for (c, mid, where), n in a_mods.items():
-        fabric, a_role = cp.classes[c][:2]
-        x = cp.medias[mid].a_transceiver
-        if x is None:
-            continue
-        if a_role in SWITCH_ROLES:
-            switch_xcvr[(fabric, x.id, a_role)][where] += n
+
+
+def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDArray[np.bool_],
+             z_new: npt.NDArray[np.bool_]) -> None:
+    """Modules per switch and per rack of adapters: the links that put the first part in a cage, counted by
+    (fabric, role, module) and switch or rack, in the order a walk meets them (A ends, then Z ends)."""
+    cp = plan.cage_plan
+    classes = cp.classes
+    ends: dict[tuple[str, str], int] = {}
+    a_end = np.array([ends.setdefault((c[0], c[1]), len(ends)) for c in classes], dtype=np.int64)
+    z_end = np.array([ends.setdefault((c[0], c[2]), len(ends)) for c in classes], dtype=np.int64)
+    names: dict[str, int] = {}
+    xa = np.array([names.setdefault(m.a_transceiver.id, len(names)) if m.a_transceiver else -1
+                   for m in cp.medias], dtype=np.int64)
+    xz = np.array([names.setdefault(m.z_transceiver.id, len(names)) if m.z_transceiver else -1
+                   for m in cp.medias], dtype=np.int64)
+    roles, parts = list(ends), list(names)
+    a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
+    a_rack = np.array([c[3] for c in classes], dtype=np.int64)
+    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+    keep = np.flatnonzero(a_new)
+    kept, x = cp.cls[keep], xa[mid[keep]]
+    where = np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept])
+    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where, x >= 0):
+        (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
+        if role in SWITCH_ROLES:
+            switch_xcvr[(fabric, part, role)][w] += n
         else:
-            role = a_role.split("/")[1] if "/" in a_role else a_role
-            out.node_xcvr[(fabric, x.id, role, where)] += n
-    for (c, mid, where), n in z_mods.items():
-        x = cp.medias[mid].z_transceiver
-        if x is not None:
-            switch_xcvr[(cp.classes[c][0], x.id, cp.classes[c][2])][where] += n
+            out.node_xcvr[(fabric, part, role.split("/")[1] if "/" in role else role, w)] += n
+    keep = np.flatnonzero(z_new)
+    kept, x = cp.cls[keep], xz[mid[keep]]
+    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64), x >= 0):
+        (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
+        switch_xcvr[(fabric, part, role)][w] += n
     out.switch_xcvr = dict(switch_xcvr)
+
+
+def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
+             ) -> list[tuple[int, int, int]]:
+    """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
+    group, where = group[ok], where[ok]
+    width = int(where.max(initial=0)) + 1
+    uniq, first, counts = np.unique(group * width + where, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    g, w = np.divmod(uniq[order], width)
+    return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
 
 
 def _problem(m: Media, a_rack: int, z_rack: int, length: float) -> bool:
