@@ -6,6 +6,11 @@ and the cold start: `clusterplan validate designs/` beside the import of its own
 alone (target: <= 0.6 s and <= 3x that import), the heavy libraries it must not load, and an import-time
 breakdown. Run: python benchmarks/run.py [--sizes 1024,10240,102400] [--markdown docs/performance.md]
 (`--sizes 0` measures the cold start only.)
+
+Then the site of 1k to 1M GPUs (`benchmarks/generate.py`: GB300 NVL72 racks, two 400G planes, three tiers in
+pods, management zones; at 1M the 14,112 racks of tests/fixtures/scale/site-1m-gpus.yaml): validate, estimate
+and bom --format json, with CPU time beside wall time (targets of issue 33 at 1M: each <= 5 s on an idle
+2-core machine, time(1M)/time(100k) <= 11, peak RSS <= 512 MiB). `--site-sizes 0` skips it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.generate import write  # noqa: E402
+from benchmarks.generate import site_racks, write, write_site  # noqa: E402
 
 COMMANDS = {
     "validate": ["validate", "{design}"],
@@ -42,13 +47,42 @@ COMMANDS = {
 
 def measure(args: list[str]) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB, exit code) of one child process."""
+    wall, _cpu, rss, code = measure_cpu(args)
+    return wall, rss, code
+
+
+def measure_cpu(args: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS MiB, exit code) of one child process."""
     env = {**os.environ, "CLUSTERPLAN_NO_PROGRESS": "1"}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "validator", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+SITE_COMMANDS = ("validate", "estimate", "bom json")
+
+
+def site_scaling(sizes: list[int], tmp: Path, emit: Callable[[str], None]) -> None:
+    """validate, estimate and bom json of the site at every size, then time(10x)/time(x) by CPU time."""
+    cpu: dict[tuple[str, int], float] = {}
+    emit("| site | GPUs | command | wall s | CPU s | peak RSS MiB | exit |")
+    emit("|---|---|---|---|---|---|---|")
+    for gpus in sizes:
+        design = write_site(tmp, gpus)
+        for name in SITE_COMMANDS:
+            wall, secs, rss, code = measure_cpu([a.format(design=design, out=tmp) for a in COMMANDS[name]])
+            cpu[(name, gpus)] = secs
+            emit(f"| site | {site_racks(gpus) * 72:,} | {name} | {wall:.2f} | {secs:.2f} | {rss:.0f} | {code} |")
+    emit("")
+    pairs = list(itertools.pairwise(sizes))
+    emit("| site, CPU time | " + " | ".join(f"t({site_racks(b) * 72:,})/t({site_racks(a) * 72:,})"
+                                            for a, b in pairs) + " |")
+    emit("|---|" + "---|" * len(pairs))
+    for name in SITE_COMMANDS:
+        emit(f"| {name} | " + " | ".join(f"{cpu[(name, b)] / cpu[(name, a)]:.1f}" for a, b in pairs) + " |")
 
 
 HEAVY = ("openpyxl", "jinja2", "networkx", "jsonschema")
@@ -158,9 +192,12 @@ def scaling(sizes: list[int], tmp: Path, emit: Callable[[str], None]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1024,10240,102400")
+    parser.add_argument("--site-sizes", default="1024,10240,102400,1016064")
+    parser.add_argument("--no-cold-start", action="store_true", help="skip the cold start and import breakdown")
     parser.add_argument("--markdown", type=Path, help="also write the results as a Markdown table")
     opts = parser.parse_args()
     sizes = [int(s) for s in opts.sizes.split(",") if int(s) > 0]
+    site_sizes = [int(s) for s in opts.site_sizes.split(",") if int(s) > 0]
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
     lines: list[str] = []
 
@@ -172,15 +209,19 @@ def main() -> None:
         emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"{platform.system()} {platform.release()}")
         emit("")
-        cold_start(emit)
-        emit("")
-        emit("| top-level import | cumulative s |")
-        emit("|---|---|")
-        for name, secs in import_breakdown():
-            emit(f"| {name} | {secs:.3f} |")
-        emit("")
+        if not opts.no_cold_start:
+            cold_start(emit)
+            emit("")
+            emit("| top-level import | cumulative s |")
+            emit("|---|---|")
+            for name, secs in import_breakdown():
+                emit(f"| {name} | {secs:.3f} |")
+            emit("")
         if sizes:
             scaling(sizes, tmp, emit)
+            emit("")
+        if site_sizes:
+            site_scaling(site_sizes, tmp, emit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if opts.markdown:

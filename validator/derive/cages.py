@@ -20,6 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from validator.base.facts import fact
 from validator.derive.media import ANY_CAGE, Cage
 from validator.expand.topology import SWITCH_ROLES, Topology
@@ -87,6 +90,32 @@ class CageIndex:
                 cage = 0
             return start + index * per + cage, lanes, form
         return node_end
+
+    def arrays(self, fabric: str, role: str, index: npt.NDArray[np.int64], port: npt.NDArray[np.int64]
+               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[int, Cage]]]:
+        """`end` for many ends of one role at once (integer ports): (cage ids, cage type per end, the types as
+        (lanes, cage))."""
+        block = self.block(fabric, role)
+        first = block.start + index * block.per_device
+        if role in SWITCH_ROLES:
+            tier = self.topology.fabrics[fabric].tier(role)
+            assert tier is not None
+            groups = tier.switch.port_groups
+            types: list[tuple[int, Cage]] = []
+            of_slot = []
+            for s in tier.layout.slots:
+                t = (s.per_cage, (groups[s.group].form_factor, groups[s.group].top))
+                if t not in types:
+                    types.append(t)
+                of_slot.append(types.index(t))
+            cage = np.array([s.first_cage for s in tier.layout.slots], dtype=np.int64)
+            return first + cage[port - 1], np.array(of_slot, dtype=np.int64)[port - 1], types
+        lanes = block.lanes
+        if role == "server" and lanes > 1:
+            first = first + (port - 1) // lanes
+        elif block.per_device > 1:
+            first = first + port - 1
+        return first, np.zeros(len(index), dtype=np.int64), [(lanes, block.form)]
 
     def _shape(self, fabric: str, role: str) -> tuple[int, int, int, Cage, bool]:
         """(devices, cages per device, lanes per cage, cage type, adapter end) of a role on a fabric."""

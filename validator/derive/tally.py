@@ -19,14 +19,18 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from validator.derive.links import link_tuples
-from validator.derive.media import KINDS, Cage, Media, Shape
-from validator.derive.pairs import LinkSummary, summarize
+import numpy as np
+import numpy.typing as npt
+
+from validator.derive.link_arrays import Segment, cage_groups, multi_peer, segments, use
+from validator.derive.links import LinkTuple
+from validator.derive.media import KINDS, Cage, Media
+from validator.derive.pairs import LinkSummary, Usage
 from validator.expand.topology import SWITCH_ROLES
 from validator.resolve.catalog.entries import Transceiver
 
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 
 # a class of links: what the media choice depends on besides the cages' group
 # (fabric, a_role, z_role, a_rack, z_rack, speed, a_lanes, z_lanes, a_form, z_form)
+I32 = npt.NDArray[np.int32]
 LinkClass = tuple[str, str, str, int, int, float, int, int, tuple[str, str | None], tuple[str, str | None]]
 
 
@@ -66,98 +71,119 @@ class Tally:
 class CagePlan:
     """The links as cage pairs, the groups of joined cages and each group's media floor and reach.
 
-    Held as arrays, one entry per link (cage ids, device indices, link class, chosen media) and per cage
-    (group root, lanes used, peer): a 100k-GPU design's half-million links stay a few megabytes."""
+    Held as numpy arrays, one entry per link (cage ids, device indices, link class, chosen media) and per cage
+    (group root, lanes used, peers), each pass a whole-array operation: a million-GPU design's seven million
+    links take a few seconds and stay within a few hundred megabytes (benchmarks/run.py)."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.a, self.z = array("i"), array("i")
-        self.a_idx, self.z_idx = array("i"), array("i")
-        self.cls = array("i")
         self.classes: list[LinkClass] = []
         self.lengths: list[float] = []
         self.medias: list[Media] = []
-        self.mid = array("i")
-        self._walk()
+        self._intern: dict[LinkClass, int] = {}
+        # what the media choice reads of a class (all but the Z role and the racks beyond their distance):
+        # classes of one such kind get the same media, so the chooser runs once per kind
+        self._kinds: dict[tuple[object, ...], int] = {}
+        self.kind_of: list[int] = []
+        self.kind_class: list[int] = []
+        self.summaries: dict[str, LinkSummary] = {}
+        parts: list[list[Any]] = [list(p) for fabric in plan.topology.fabrics for p in self._fabric(fabric)]
+        columns = []
+        for i in range(5):      # column by column, each segment's array let go once copied
+            columns.append(np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int32))
+            for p in parts:
+                p[i] = None
+        a, z, a_idx, z_idx, cls = columns
+        self.a, self.z, self.a_idx, self.z_idx, self.cls = a, z, a_idx, z_idx, cls
         size = plan.cages.size
-        self.used = array("i", bytes(4 * size))
-        self.peer = array("i", [-1]) * size
-        self.multi = bytearray(size)
-        self.parent = array("i", range(size))
-        self._join_all()
-        # a root is the least cage of its group and every parent is less than its child (see _join_all), so
-        # one pass in increasing order finds every root
-        root = self.root = array("i", self.parent)
-        for x in range(size):
-            root[x] = root[root[x]]
-        self.need = array("d", bytes(8 * size))
-        for a, c in zip(self.a, self.cls, strict=True):
-            r = self.root[a]
-            if self.lengths[c] > self.need[r]:
-                self.need[r] = self.lengths[c]
-        self.floor = bytearray(size)
+        self.used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
+        self.multi = multi_peer(a, z, size)
+        self.root = cage_groups(a, z, size)
+        self.need = np.zeros(size, dtype=np.float64)
+        np.maximum.at(self.need, self.root[a], np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
+        self.floor = np.zeros(size, dtype=np.int8)
+        self.mid = array("i")
         self._settle()
 
-    def _walk(self) -> None:
+    def _fabric(self, fabric: str) -> Iterator[tuple[I32, I32, I32, I32, I32]]:
+        """(A cage, Z cage, A index, Z index, class) of every link of a fabric, segment by segment; on the way,
+        the fabric's link summary (`validator.derive.pairs`: bundles and ports in use per switch)."""
+        usage = Usage(self.plan.topology, fabric)
+        for seg in segments(self.plan.topology, fabric):
+            if isinstance(seg, Segment):
+                if len(seg):
+                    use(usage, seg)
+                    yield self._segment(fabric, seg)
+            elif seg:
+                for a_role, a_i, _a_port, z_role, z_i, _z_port, speed in seg:
+                    usage.add(a_role, a_i, z_role, z_i, 1, speed)
+                yield self._tuples(fabric, seg)
+        self.summaries[fabric] = usage.summary()
+
+    def _class(self, key: LinkClass) -> int:
+        c = self._intern.get(key)
+        if c is None:
+            c = self._intern[key] = len(self.classes)
+            self.classes.append(key)
+            length = self.plan.layout.distance_m(key[3], key[4])
+            self.lengths.append(length)
+            kind = (key[0], key[1], *key[5:], key[3] == key[4], length)
+            k = self._kinds.get(kind)
+            if k is None:
+                k = self._kinds[kind] = len(self.kind_class)
+                self.kind_class.append(c)
+            self.kind_of.append(k)
+        return c
+
+    def _segment(self, fabric: str, seg: Segment) -> tuple[I32, I32, I32, I32, I32]:
+        """One array segment: cages by arithmetic, classes by the distinct (racks, cage types) it holds,
+        numbered in order of first appearance as a walk link by link would."""
         plan, index = self.plan, self.plan.cages
-        intern: dict[LinkClass, int] = {}
-        a_arr, z_arr, ai_arr, zi_arr, cls_arr = self.a, self.z, self.a_idx, self.z_idx, self.cls
-        for fabric in plan.topology.fabrics:
-            racks = plan.rack_lists(fabric)
-            ends: dict[str, tuple[Callable[[int, int | str], tuple[int, int, Cage]], list[int], bool]] = {}
-            for a_role, a_i, a_port, z_role, z_i, z_port, speed in link_tuples(plan.topology, fabric):
-                a_end = ends.get(a_role)
-                if a_end is None:
-                    a_end = ends[a_role] = (index.resolver(fabric, a_role), racks(a_role),
-                                            index.block(fabric, a_role).node)
-                z_end = ends.get(z_role)
-                if z_end is None:
-                    z_end = ends[z_role] = (index.resolver(fabric, z_role), racks(z_role), False)
-                a, a_lanes, a_form = a_end[0](a_i, a_port)
-                z, z_lanes, z_form = z_end[0](z_i, z_port)
-                if a_end[2] and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
-                    a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
-                key = (fabric, a_role, z_role, a_end[1][a_i], z_end[1][z_i], speed, a_lanes, z_lanes, a_form, z_form)
-                c = intern.get(key)
-                if c is None:
-                    c = intern[key] = len(self.classes)
-                    self.classes.append(key)
-                    self.lengths.append(plan.layout.distance_m(key[3], key[4]))
-                a_arr.append(a)
-                z_arr.append(z)
-                ai_arr.append(a_i)
-                zi_arr.append(z_i)
-                cls_arr.append(c)
+        a, ta, a_types = index.arrays(fabric, seg.a_role, seg.a_idx, seg.a_port)
+        z, tz, z_types = index.arrays(fabric, seg.z_role, seg.z_idx, seg.z_port)
+        racks = plan.rack_lists(fabric)
+        a_racks, z_racks = np.array(racks(seg.a_role), dtype=np.int64), np.array(racks(seg.z_role), dtype=np.int64)
+        n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
+        node = index.block(fabric, seg.a_role).node
+        key = ((a_racks[seg.a_idx] * n_racks + z_racks[seg.z_idx]) * len(a_types) + ta) * len(z_types) + tz
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        ids = np.zeros(len(uniq), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():
+            rest, t_z = divmod(int(uniq[u]), len(z_types))
+            rest, t_a = divmod(rest, len(a_types))
+            a_rack, z_rack = divmod(rest, n_racks)
+            (a_lanes, a_form), (z_lanes, z_form) = a_types[t_a], z_types[t_z]
+            if node and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
+                a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
+            ids[u] = self._class((fabric, seg.a_role, seg.z_role, a_rack, z_rack, seg.speed, a_lanes, z_lanes,
+                                  a_form, z_form))
+        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
+                ids[inverse.ravel()].astype(np.int32))
 
-    def _join_all(self) -> None:
-        """Count the lanes used in every cage, note whether they go to more than one peer cage, and join the
-        two cages of every link into one group (the hot loop: locals only)."""
-        used, peer, multi, parent = self.used, self.peer, self.multi, self.parent
-        for a, z in zip(self.a, self.z, strict=True):
-            used[a] += 1
-            used[z] += 1
-            pa, pz = peer[a], peer[z]
-            if pa == -1:
-                peer[a] = z
-            elif pa != z:
-                multi[a] = 1
-            if pz == -1:
-                peer[z] = a
-            elif pz != a:
-                multi[z] = 1
-            while parent[a] != a:           # path halving; a group's root is its least cage
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[z] != z:
-                parent[z] = parent[parent[z]]
-                z = parent[z]
-            if a < z:
-                parent[z] = a
-            elif z < a:
-                parent[a] = z
-
-    def shape(self, a: int, z: int) -> Shape:
-        return self.used[a], self.used[z], not self.multi[a], not self.multi[z]
+    def _tuples(self, fabric: str, links: list[LinkTuple]) -> tuple[I32, I32, I32, I32, I32]:
+        """Links given one by one (appliances, management ports)."""
+        plan, index = self.plan, self.plan.cages
+        racks = plan.rack_lists(fabric)
+        ends: dict[str, tuple[Callable[[int, int | str], tuple[int, int, Cage]], list[int], bool]] = {}
+        out: tuple[list[int], ...] = ([], [], [], [], [])
+        for a_role, a_i, a_port, z_role, z_i, z_port, speed in links:
+            a_end = ends.get(a_role)
+            if a_end is None:
+                a_end = ends[a_role] = (index.resolver(fabric, a_role), racks(a_role),
+                                        index.block(fabric, a_role).node)
+            z_end = ends.get(z_role)
+            if z_end is None:
+                z_end = ends[z_role] = (index.resolver(fabric, z_role), racks(z_role), False)
+            a, a_lanes, a_form = a_end[0](a_i, a_port)
+            z, z_lanes, z_form = z_end[0](z_i, z_port)
+            if a_end[2] and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
+                a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
+            c = self._class((fabric, a_role, z_role, a_end[1][a_i], z_end[1][z_i], speed, a_lanes, z_lanes,
+                             a_form, z_form))
+            for column, value in zip(out, (a, z, a_i, z_i, c), strict=True):
+                column.append(value)
+        a_arr, z_arr, ai_arr, zi_arr, c_arr = (np.array(column, dtype=np.int32) for column in out)
+        return a_arr, z_arr, ai_arr, zi_arr, c_arr
 
     def media(self, k: int) -> Media:
         """The media of link k (the same object for every link with the same choice)."""
@@ -165,106 +191,180 @@ class CagePlan:
 
     def _settle(self) -> None:
         """Raise each group's floor to the highest kind any of its links takes, until none takes more; then
-        keep each link's choice (an index into `medias`)."""
-        chosen: dict[tuple[int, int, float, Shape], tuple[int, int]] = {}
+        keep each link's choice (an index into `medias`). Links are handled by their distinct (class, floor,
+        reach, shape): the media chooser runs once for each."""
+        a, z, root = self.a, self.z, self.root
+        if not len(a):
+            return
+        ra = root[a]
+        width = int(self.used.max()) + 1
+        packed = self.used[a].astype(np.int64) * width + self.used[z]
+        packed = (packed * 2 + ~self.multi[a]) * 2 + ~self.multi[z]
+        shapes, shape_of = np.unique(packed, return_inverse=True)
+        del packed
+        needs, need_of = np.unique(self.need[ra], return_inverse=True)
+        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of.ravel()
+        del need_of
+        base = base * len(shapes) + shape_of.ravel()
+        del shape_of
+        floors = len(KINDS)
+        if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
+            base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
-        a_arr, z_arr, cls_arr, root, floor, need = self.a, self.z, self.cls, self.root, self.floor, self.need
-        changed = True
-        while changed:
-            changed = False
-            mids = array("i")
-            used, multi = self.used, self.multi
-            for a, z, c in zip(a_arr, z_arr, cls_arr, strict=True):
-                r = root[a]
-                key = (c, floor[r], need[r], (used[a], used[z], not multi[a], not multi[z]))
-                found = chosen.get(key)
-                if found is None:
-                    m = self.plan.choose(self.classes[c], key[1], key[2], key[3])
-                    mid = known.get(id(m))
-                    if mid is None:
-                        mid = known[id(m)] = len(self.medias)
-                        self.medias.append(m)
-                    found = chosen[key] = (mid, KINDS.index(m.kind) if m.kind in KINDS else -1)
-                if found[1] > floor[r]:
-                    floor[r] = found[1]
-                    changed = True
-                mids.append(found[0])
-            self.mid = mids
+        while True:
+            uniq, inverse = np.unique(base * floors + self.floor[ra], return_inverse=True)
+            mids, kinds = np.zeros(len(uniq), dtype=np.int32), np.zeros(len(uniq), dtype=np.int64)
+            for u, packed in enumerate(uniq.tolist()):
+                rest, floor = divmod(packed, floors)
+                rest, s = divmod(rest, len(shapes))
+                c, n = divmod(rest, len(needs))
+                rest, z_one = divmod(int(shapes[s]), 2)
+                rest, a_one = divmod(rest, 2)
+                shape = (*divmod(rest, width), bool(a_one), bool(z_one))
+                m = self.plan.choose(self.classes[self.kind_class[c]], floor, float(needs[n]), shape)
+                mid = known.get(id(m))
+                if mid is None:
+                    mid = known[id(m)] = len(self.medias)
+                    self.medias.append(m)
+                mids[u], kinds[u] = mid, KINDS.index(m.kind) if m.kind in KINDS else -1
+            raised = self.floor.copy()
+            np.maximum.at(raised, ra, kinds[inverse.ravel()].astype(np.int8))
+            if np.array_equal(raised, self.floor):
+                break
+            self.floor = raised
+        self.mid = array("i", mids[inverse.ravel()].tobytes())
 
 
 def build_tally(plan: Plan) -> Tally:
-    """Modules per cage, cables per link or per joined cages, and the problems, over every link."""
+    """Modules per cage, cables per link or per joined cages, and the problems, over every link: each count a
+    whole-array operation over the links, keyed by (class, media) and in the order a walk would meet them."""
     cp = plan.cage_plan
     out = Tally()
-    # what each (class, media) pair adds, worked out once; then per link only integer work
-    seen: Counter[tuple[int, int]] = Counter()          # (class, media) -> links
-    content: dict[int, str] = {}                        # cage -> the part it holds
-    a_mods: Counter[tuple[int, int, int]] = Counter()   # (class, media, A device or rack) -> modules
-    z_mods: Counter[tuple[int, int, int]] = Counter()   # (class, media, Z switch) -> modules
-    bought: Counter[tuple[int, int]] = Counter()        # (class, media) -> whole cables
-    conflicts: list[int] = []
-    medias, classes = cp.medias, cp.classes
-    per_cable = [m.cable.links_per_cable if m.cable else 1 for m in medias]
-    split = [bool(m.cable and m.cable.split) for m in medias]
-    a_part = [_plug(m, m.a_transceiver) for m in medias]
-    z_part = [_plug(m, m.z_transceiver) for m in medias]
-    a_switch = [cls[1] in SWITCH_ROLES for cls in classes]
-    a_idx, z_idx = cp.a_idx, cp.z_idx
-    for k, (a, z, c, mid) in enumerate(zip(cp.a, cp.z, cp.cls, cp.mid, strict=True)):
-        pair = (c, mid)
-        seen[pair] += 1
-        a_new, z_new = _put(content, a, a_part[mid]), _put(content, z, z_part[mid])
-        if a_new is None or z_new is None:       # never by construction: say so rather than count twice
-            conflicts.append(k)
-        if per_cable[mid] == 1 or (z_new if split[mid] else a_new):
-            bought[pair] += 1
-        if a_new:
-            a_mods[(c, mid, a_idx[k] if a_switch[c] else classes[c][3])] += 1
-        if z_new:
-            z_mods[(c, mid, z_idx[k])] += 1
-    _fill(plan, out, seen, a_mods, z_mods, bought)
-    for k in conflicts:
-        cls = classes[cp.cls[k]]
-        out.problems.setdefault((cls[0], "switches" if cls[1] in SWITCH_ROLES else "servers", "cage"),
-                                (cls[1], cp.a_idx[k], cls[2], cp.z_idx[k], cp.media(k), cp.lengths[cp.cls[k]]))
-    out.links = len(cp.a)
-    out.cages = len(content)
-    out.summaries = {fabric: summarize(plan.topology, fabric) for fabric in plan.topology.fabrics}
+    medias, classes, n = cp.medias, cp.classes, len(cp.a)
+    out.links = n
+    out.summaries = cp.summaries
+    if not n:
+        return out
+    mid = np.frombuffer(cp.mid, dtype=np.int32)
+    media_n = len(medias)
+    pair = cp.cls.astype(np.int64) * media_n + mid          # (class, media) of every link
+    names: dict[str, int] = {}
+    a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
+    z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
+    # the ends in walk order (A then Z of link 0, ...): the first to reach a cage puts its part in it
+    cage = np.empty(2 * n, dtype=np.int32)
+    cage[0::2], cage[1::2] = cp.a, cp.z
+    order = np.arange(2 * n, dtype=np.int32)
+    first = np.full(plan.cages.size, 2 * n, dtype=np.int32)
+    np.minimum.at(first, cage, order)
+    out.cages = int(np.count_nonzero(first < 2 * n))
+    first_end = first[cage]
+    del cage, first
+    new = first_end == order
+    del order
+    part = np.empty(2 * n, dtype=np.int32)
+    part[0::2], part[1::2] = a_part[mid], z_part[mid]
+    clash = ~new & (part != part[first_end])         # never by construction: say so rather than count twice
+    del first_end, part
+    a_new, z_new = new[0::2], new[1::2]
+    single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
+    split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
+    whole = np.flatnonzero(single | np.where(split, z_new, a_new))
+    del single, split
+    seen, firsts = _counts(pair, None, media_n)
+    bought = _counts(pair[whole], None, media_n)[0]
+    del whole
+    del pair
+    _fill(plan, out, seen, firsts, Counter(bought))
+    _modules(plan, out, mid, a_new, z_new)
+    for k in np.flatnonzero(clash[0::2] | clash[1::2]).tolist():
+        c = classes[cp.cls[k]]
+        out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
+                                (c[1], int(cp.a_idx[k]), c[2], int(cp.z_idx[k]), cp.media(k), cp.lengths[cp.cls[k]]))
     return out
 
 
-def _fill(plan: Plan, out: Tally, seen: Counter[tuple[int, int]], a_mods: Counter[tuple[int, int, int]],
-          z_mods: Counter[tuple[int, int, int]], bought: Counter[tuple[int, int]]) -> None:
-    """Turn the per-(class, media) counts into the tally's part counts and problems."""
+def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
+            ) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
+    """Links per (class, media[, where]) in order of first appearance, and the position of the first of each."""
+    width = 1
+    key = pair
+    if where is not None:
+        width = int(where.max(initial=0)) + 1
+        key = pair * width + where
+    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    del key
+    order = np.argsort(first, kind="stable")
+    uniq = uniq[order]
+    rest, w = np.divmod(uniq, width)
+    c, m = np.divmod(rest, media_n)
+    keys: list[tuple[int, ...]] = list(zip(c.tolist(), m.tolist(), w.tolist(), strict=True)) if where is not None \
+        else list(zip(c.tolist(), m.tolist(), strict=True))
+    return dict(zip(keys, counts[order].tolist(), strict=True)), dict(zip(keys, first[order].tolist(), strict=True))
+
+
+def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict[tuple[int, ...], int],
+          bought: Counter[tuple[int, ...]]) -> None:
+    """Turn the per-(class, media) counts into the tally's cable counts and problems."""
     cp = plan.cage_plan
-    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
     for (c, mid), links in seen.items():
         fabric, a_role, z_role, a_rack, z_rack, speed = cp.classes[c][:6]
         m, length = cp.medias[mid], cp.lengths[c]
         part = m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G"
         out.cable_runs[(fabric, part, m.length_m, a_rack, z_rack)] += links
-        first = next(k for k in range(len(cp.a)) if cp.cls[k] == c and cp.mid[k] == mid) \
-            if _problem(m, a_rack, z_rack, length) else -1
-        if first >= 0:
-            plan.check(out, fabric, a_role, cp.a_idx[first], z_role, cp.z_idx[first], a_rack, z_rack, m, length)
+        if _problem(m, a_rack, z_rack, length):
+            first = firsts[(c, mid)]
+            plan.check(out, fabric, a_role, int(cp.a_idx[first]), z_role, int(cp.z_idx[first]), a_rack, z_rack, m,
+                       length)
     for (c, mid), n in bought.items():
         fabric, m = cp.classes[c][0], cp.medias[mid]
         out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{cp.classes[c][5]:g}G", m.length_m)] += n
-    for (c, mid, where), n in a_mods.items():
-        fabric, a_role = cp.classes[c][:2]
-        x = cp.medias[mid].a_transceiver
-        if x is None:
-            continue
-        if a_role in SWITCH_ROLES:
-            switch_xcvr[(fabric, x.id, a_role)][where] += n
+
+
+def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDArray[np.bool_],
+             z_new: npt.NDArray[np.bool_]) -> None:
+    """Modules per switch and per rack of adapters: the links that put the first part in a cage, counted by
+    (fabric, role, module) and switch or rack, in the order a walk meets them (A ends, then Z ends)."""
+    cp = plan.cage_plan
+    classes = cp.classes
+    ends: dict[tuple[str, str], int] = {}
+    a_end = np.array([ends.setdefault((c[0], c[1]), len(ends)) for c in classes], dtype=np.int64)
+    z_end = np.array([ends.setdefault((c[0], c[2]), len(ends)) for c in classes], dtype=np.int64)
+    names: dict[str, int] = {}
+    xa = np.array([names.setdefault(m.a_transceiver.id, len(names)) if m.a_transceiver else -1
+                   for m in cp.medias], dtype=np.int64)
+    xz = np.array([names.setdefault(m.z_transceiver.id, len(names)) if m.z_transceiver else -1
+                   for m in cp.medias], dtype=np.int64)
+    roles, parts = list(ends), list(names)
+    a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
+    a_rack = np.array([c[3] for c in classes], dtype=np.int64)
+    switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+    keep = np.flatnonzero(a_new)
+    kept, x = cp.cls[keep], xa[mid[keep]]
+    where = np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept])
+    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where, x >= 0):
+        (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
+        if role in SWITCH_ROLES:
+            switch_xcvr[(fabric, part, role)][w] += n
         else:
-            role = a_role.split("/")[1] if "/" in a_role else a_role
-            out.node_xcvr[(fabric, x.id, role, where)] += n
-    for (c, mid, where), n in z_mods.items():
-        x = cp.medias[mid].z_transceiver
-        if x is not None:
-            switch_xcvr[(cp.classes[c][0], x.id, cp.classes[c][2])][where] += n
+            out.node_xcvr[(fabric, part, role.split("/")[1] if "/" in role else role, w)] += n
+    keep = np.flatnonzero(z_new)
+    kept, x = cp.cls[keep], xz[mid[keep]]
+    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64), x >= 0):
+        (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
+        switch_xcvr[(fabric, part, role)][w] += n
     out.switch_xcvr = dict(switch_xcvr)
+
+
+def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
+             ) -> list[tuple[int, int, int]]:
+    """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
+    group, where = group[ok], where[ok]
+    width = int(where.max(initial=0)) + 1
+    uniq, first, counts = np.unique(group * width + where, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    g, w = np.divmod(uniq[order], width)
+    return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
 
 
 def _problem(m: Media, a_rack: int, z_rack: int, length: float) -> bool:
@@ -277,13 +377,3 @@ def _plug(m: Media, module: Transceiver | None) -> str:
     if module is not None:
         return module.id
     return m.cable.id if m.cable else "unresolved"
-
-
-def _put(content: dict[int, str], cage: int, part: str) -> bool | None:
-    """Put a part in a cage: True when the cage was empty, False when it already holds that part, None when
-    it holds another one (two modules in one cage)."""
-    held = content.get(cage)
-    if held is None:
-        content[cage] = part
-        return True
-    return False if held == part else None

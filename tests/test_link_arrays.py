@@ -1,0 +1,40 @@
+"""The link plan as arrays (validator/derive/link_arrays.py, what the cage plan of a million-GPU design walks)
+is the link plan: the same links in the same order as `link_tuples`, on every example design and on
+generated sites with planes, pods and management zones; and the cage plan's link summary (bundles, the
+busiest switch) is the one the pairs give (validator/derive/pairs.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.generate import write_site
+from tests.helpers import DESIGNS
+from validator.derive.cabling import Plan
+from validator.derive.link_arrays import Segment, segments
+from validator.derive.links import link_tuples
+from validator.derive.pairs import summarize
+from validator.pipeline import load_topology
+
+EXAMPLES = sorted(DESIGNS.glob("*.yaml"))
+
+
+def _check(topology) -> None:
+    for fabric in topology.fabrics:
+        walked = []
+        for seg in segments(topology, fabric):
+            walked.extend(seg.tuples() if isinstance(seg, Segment) else seg)
+        assert walked == list(link_tuples(topology, fabric)), fabric
+    summaries = Plan(topology).cage_plan.summaries
+    for fabric in topology.fabrics:
+        assert summaries[fabric] == summarize(topology, fabric), fabric
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_link_arrays_are_the_link_plan(path):
+    _check(load_topology(path, path.name))
+
+
+@pytest.mark.parametrize("gpus", [1024, 10240])
+def test_link_arrays_of_a_site_with_planes_and_zones(tmp_path, gpus):
+    path = write_site(tmp_path, gpus)
+    _check(load_topology(path, path.name))

@@ -1,0 +1,166 @@
+"""The link plan as arrays: the same links as `validator.derive.links.link_tuples`, in the same order, a
+segment at a time, for the cage plan (`validator.derive.tally`) of a million-GPU design.
+
+The bulk of a fabric's links (servers to leaves, leaves to spines, spines to cores) follow from the sizing
+by arithmetic, so they are computed with numpy for a whole segment at once, one array per field; the few
+links that need a walk (appliances, management ports) come from the generators of `links.py` as tuples.
+A `Segment` is one run of links with the same roles and speed; tests/test_link_arrays.py checks that the
+segments, in order, are exactly `link_tuples` on every example design.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from validator.derive.links import LinkTuple, appliance_links, oob_links, server_slots
+from validator.derive.pairs import Usage
+from validator.expand.plane import PlaneSize
+from validator.expand.topology import Topology
+
+Ints = npt.NDArray[np.int64]
+Ints32 = npt.NDArray[np.int32]
+
+
+@dataclass
+class Segment:
+    """Links a_role[a_idx]:a_port -> z_role[z_idx]:z_port at one speed, one array entry per link."""
+
+    a_role: str
+    z_role: str
+    speed: float
+    a_idx: Ints
+    a_port: Ints
+    z_idx: Ints
+    z_port: Ints
+
+    def __len__(self) -> int:
+        return len(self.a_idx)
+
+    def tuples(self) -> Iterator[LinkTuple]:
+        """The links as `link_tuples` gives them (tests)."""
+        for a_i, a_p, z_i, z_p in zip(self.a_idx.tolist(), self.a_port.tolist(), self.z_idx.tolist(),
+                                      self.z_port.tolist(), strict=True):
+            yield (self.a_role, a_i, a_p, self.z_role, z_i, z_p, self.speed)
+
+
+def segments(topology: Topology, fabric: str) -> Iterator[Segment | list[LinkTuple]]:
+    """Every link of a fabric in `link_tuples` order: array segments and lists of tuples."""
+    fab = topology.fabrics[fabric]
+    if not fab.buildable:
+        return
+    if fabric == "oob":
+        yield list(oob_links(topology, fab))
+        for zone in fab.zone_planes():
+            yield from _uplinks(zone.plane, 0, (zone.leaf_base, zone.spine_base, zone.core_base))
+        return
+    if fab.links_per_server and topology.servers:
+        yield _server_links(topology, fabric)
+    yield list(appliance_links(topology, fab))
+    for p in range(fab.planes):
+        yield from _uplinks(fab.plane, p)
+
+
+def _server_links(topology: Topology, fabric: str) -> Segment:
+    """Server s, link l -> its leaf and port (links.py: `link_tuples`), for every server at once."""
+    fab = topology.fabrics[fabric]
+    plane = fab.plane
+    leaves = plane.tiers[0].count
+    slots = np.array(server_slots(topology, fabric), dtype=np.int64).reshape(-1, 3)
+    per_su = plane.rails * plane.leaves_per_rail
+    s = np.arange(topology.servers, dtype=np.int64)
+    su, pos = np.divmod(s, plane.su_servers)
+    r, at = np.divmod(pos, plane.servers_per_leaf)
+    base = su * per_su + r
+    n = len(slots)
+    offset = slots[:, 0] * leaves + slots[:, 1] * plane.leaves_per_rail
+    return Segment("server", "leaf", fab.speed_gbps, np.repeat(s, n),
+                   np.tile(np.arange(1, n + 1, dtype=np.int64), len(s)),
+                   (base[:, None] + offset[None, :]).ravel(),
+                   (at[:, None] * plane.ports_per_rail + slots[None, :, 2] + 1).ravel())
+
+
+def _runs(counts: Ints) -> tuple[Ints, Ints]:
+    """(device, k) of every k < counts[device], device by device."""
+    device = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    return device, np.arange(len(device), dtype=np.int64) - np.repeat(starts, counts)
+
+
+def _uplinks(plane: PlaneSize, p: int, bases: tuple[int, int, int] | None = None) -> Iterator[Segment]:
+    """Leaf-spine (and spine-core) links of plane p (links.py: `_uplinks`)."""
+    tiers = plane.tiers
+    if len(tiers) < 2:
+        return
+    leaf, spine = tiers[0], tiers[1]
+    spines = plane.spines_per_pod
+    three = len(tiers) == 3
+    lb, sb = (bases[0], bases[1]) if bases else (p * leaf.count, p * spine.count)
+    ups = np.full(leaf.count, leaf.up_ports, dtype=np.int64)
+    for k, n in enumerate(plane.partial_ups):
+        if 0 <= plane.partial_from + k < leaf.count:
+            ups[plane.partial_from + k] = n
+    i, u = _runs(ups)
+    if len(i):
+        pod, q = np.divmod(i, plane.leaves_per_pod) if three else (0, i)
+        j, m = np.divmod(u, spines)[::-1]
+        yield Segment("leaf", "spine", leaf.up_speed_gbps, lb + i, leaf.down_ports + u + 1,
+                      sb + pod * spines + j, q * math.ceil(leaf.up_ports / spines) + m + 1)
+    if not three:
+        return
+    core = tiers[2]
+    per_group = plane.cores_per_group
+    pods = np.arange(spine.count, dtype=np.int64) // max(1, spines)
+    own = np.array(plane.pod_spine_ups or (0,), dtype=np.int64)
+    ups = np.where(pods < len(plane.pod_spine_ups), own[np.minimum(pods, len(own) - 1)], spine.up_ports)
+    g, v = _runs(ups)
+    if len(g):
+        pod, j = np.divmod(g, spines)
+        c, m = np.divmod(v, per_group)[::-1]
+        cb = bases[2] if bases else p * core.count
+        yield Segment("spine", "core", spine.up_speed_gbps, sb + g, spine.down_ports + v + 1,
+                      cb + j * per_group + c, pod * math.ceil(spine.up_ports / per_group) + m + 1)
+
+
+def use(usage: Usage, seg: Segment) -> None:
+    """Add an array segment's links to a fabric's usage (as `Usage.add` does link by link)."""
+    usage.total += len(seg)
+    key = (seg.a_role, seg.z_role, seg.speed)
+    usage.bundles[key] = usage.bundles.get(key, 0) + len(seg)
+    for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
+                           (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
+        if target is not None:
+            for i in np.flatnonzero(counts).tolist():
+                target[i] += int(counts[i])
+
+
+def multi_peer(a: Ints32, z: Ints32, size: int) -> npt.NDArray[np.bool_]:
+    """Cages whose links go to more than one peer cage."""
+    low = np.full(size, np.iinfo(np.int32).max, dtype=np.int32)
+    high = np.full(size, -1, dtype=np.int32)
+    for x, y in ((a, z), (z, a)):
+        np.minimum.at(low, x, y)
+        np.maximum.at(high, x, y)
+    multi: npt.NDArray[np.bool_] = (high >= 0) & (low != high)
+    return multi
+
+
+def cage_groups(a: Ints32, z: Ints32, size: int) -> Ints32:
+    """The group of every cage joined to others by links, named by its least cage: each cage takes the least
+    label of its links' ends, then follows labels to their own, until every link's two ends agree."""
+    label = np.arange(size, dtype=np.int32)
+    while True:
+        low = np.minimum(label[a], label[z])
+        np.minimum.at(label, a, low)
+        np.minimum.at(label, z, low)
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
+        if np.array_equal(label[a], label[z]):
+            return label
