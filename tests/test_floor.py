@@ -250,3 +250,32 @@ def test_the_two_modules_of_a_link_share_their_lane_rate() -> None:
     assert media.a_transceiver.id != "mms4a20-xm-2x400g"
     cx7 = chooser.choose(400, 30, False, True, 2, ("OSFP", "flat"), ("OSFP224", "flat"), None, 4)
     assert cx7.kind == "unresolved" and "100G lanes" in cx7.unfit
+
+
+def test_three_tier_oob_zones_of_unequal_size_keep_every_port_in_its_switch_layout(tmp_path) -> None:
+    """Six pods of 224 GB300 racks with three-tier management zones of 224 racks (benchmarks/generate.py's
+    site at 96,768 GPUs, with the 1M site's OOB core): the zone of the central network racks links to more
+    core ports than the GPU zones, and the combined OOB fabric once took the largest zone's core layout, so
+    the cage plan looked up a port that layout did not have (an internal error, found by the benchmark).
+    Every OOB link end must name a port of its tier's layout, and validate must report, not crash."""
+    from benchmarks.generate import SITE
+    from tests.helpers import cli
+    from validator.derive.links import link_tuples
+    from validator.pipeline import load_topology
+
+    racks = 6 * 224
+    servers, dp = racks * 18, racks * 18 * 4 // 32
+    path = tmp_path / "site-6-pods.yaml"
+    path.write_text(SITE.format(gpus=racks * 72, servers=servers, dp=dp, batch=2 * dp,
+                                pod="\n    pod: {gpus: 16128}", core="\n      core: {switch: sn6600-ld}",
+                                oob_core="\n      core: {switch: sn4600c}"))
+    topology = load_topology(path, path.name)
+    oob = topology.fabrics["oob"]
+    slots = {t.role: len(t.layout.slots) for t in oob.tiers}
+    assert set(slots) == {"leaf", "spine", "core"}
+    for a_role, _, a_port, z_role, _, z_port, _ in link_tuples(topology, "oob"):
+        for role, port in ((a_role, a_port), (z_role, z_port)):
+            if role in slots and isinstance(port, int):
+                assert 1 <= port <= slots[role], (role, port, slots[role])
+    code, out, err = cli("validate", str(path))
+    assert code == 1 and "internal error" not in out + err

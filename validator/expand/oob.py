@@ -195,7 +195,12 @@ def _leaves_as_placed(fab: FabricTopology, leaves: int) -> FabricTopology:
 def _combined(zones: list[FabricTopology]) -> FabricTopology:
     """One fabric of several zones: tiers of the largest zone's shape, counted over every zone."""
     shape = max(zones, key=lambda f: (len(f.tiers), f.count("leaf")))
-    tiers = tuple(replace(t, count=sum(f.count(t.role) for f in zones)) for t in shape.tiers)
+    # each role's ports as laid out in the zone that uses the most of them: a smaller zone's switches can
+    # use more ports of a tier than the largest zone's (the central racks' zone links more to its cores),
+    # and every zone's port numbers must have a cage in the one tier the link plan reads
+    widest = {t.role: max((z for f in zones if (z := f.tier(t.role)) is not None), key=lambda z: len(z.layout.slots))
+              for t in shape.tiers}
+    tiers = tuple(replace(widest[t.role], count=sum(f.count(t.role) for f in zones)) for t in shape.tiers)
     problems = list(dict.fromkeys(p for f in zones for p in f.problems))
     bases = dict.fromkeys(("leaf", "spine", "core"), 0)
     spans: list[Zone] = []
