@@ -7,8 +7,8 @@ the same steps against a real Nautobot):
   does and a test relies on: lists paged by `limit`/`offset` and filtered by `tags`/`name`, a reference read
   back at depth=0 as `{"id", "object_type", "url"}` and a choice as `{"value", "label"}`, bulk create/update/
   delete with a list body, a cable's create dropping the tags it is given (CableSerializer.create, Nautobot
-  3.2.7), an interface in at most one cable, unique names. It refuses a read that asks for nested objects
-  (depth > 0), the read that made the live stage too slow.
+  3.2.7), an interface in at most one cable, unique names, and the GraphQL query the client reads interfaces
+  with (choices as graphene's enum names). It refuses a read that asks for nested objects (depth > 0).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from validator.base.errors import ToolError
 from validator.emit.dcim import natural_key
-from validator.workflows.dcim_nautobot import ENDPOINTS, REFS, TAGGED
+from validator.workflows.dcim_nautobot import ENDPOINTS, REFS, TAGGED, graphql_choice
 
 
 class FakeDcim:
@@ -77,6 +77,8 @@ class FakeNautobotApi:
 
     def __call__(self, method: str, path: str, body: Any) -> Any:
         route, _, query = path.partition("?")
+        if route == "graphql/":
+            return self._graphql(body)
         parts = route.strip("/").split("/")
         kind, obj_id = KIND_OF["/".join(parts[:2])], (parts[2] if len(parts) > 2 else None)
         self.log.append((method, kind, len(body) if isinstance(body, list) else int(body is not None)))
@@ -103,6 +105,18 @@ class FakeNautobotApi:
         page = rows[offset:offset + limit]
         return {"count": len(rows), "next": "more" if offset + limit < len(rows) else None,
                 "results": [self._out(kind, o) for o in page]}
+
+    def _graphql(self, body: dict[str, Any]) -> Any:
+        """The one query the client sends (GRAPHQL in the client): interfaces by tag, a page; a choice comes
+        back as graphene's enum name, a reference as `{id}`."""
+        if not body["query"].split("{", 1)[1].strip().startswith("interfaces(tags: $tags"):
+            raise AssertionError(f"unexpected GraphQL query {body['query']!r}")
+        v = body["variables"]
+        self.log.append(("POST", "graphql", 1))
+        rows = [o for o in self.tables["interfaces"].values() if self._matches(o, {"tags": v["tags"][0]})]
+        return {"data": {"interfaces": [
+            {"id": o["id"], "name": o["name"], "type": graphql_choice(o["type"]), "description": o["description"],
+             "device": {"id": o["device"]}} for o in rows[v["offset"]:v["offset"] + v["limit"]]]}}
 
     def _matches(self, o: dict[str, Any], query: dict[str, str]) -> bool:
         if "name" in query and o.get("name") != query["name"]:

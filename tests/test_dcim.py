@@ -171,6 +171,8 @@ def test_the_nautobot_client_applies_in_bulk_and_reads_back_with_ids_mapped_to_n
     chunk = settings().chunk
     assert api.count("POST", "interfaces") == math.ceil(824 / chunk)
     assert api.count("POST", "cables") == api.count("PATCH", "cables") == math.ceil(412 / chunk)
+    # interfaces are read through GraphQL (their REST list costs queries per interface), everything else REST
+    assert api.count("GET", "interfaces") == 0 and api.count("POST", "graphql") > 0
 
 
 def test_the_nautobot_client_plans_four_more_servers_exactly_and_takes_them_back(tmp_path):

@@ -13,6 +13,7 @@ and timeout are policies with their reasons in validator/data/dcim.yaml.
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import urllib.error
 import urllib.parse
@@ -23,7 +24,7 @@ from typing import Any
 
 from validator.base.errors import ToolError
 from validator.base.tables import values
-from validator.emit.dcim import STATUS, natural_key
+from validator.emit.dcim import IFACE_TYPES, STATUS, natural_key
 from validator.workflows.dcim import chunks
 
 ENDPOINTS = {
@@ -57,6 +58,20 @@ FIELDS: dict[str, tuple[str, ...]] = {
 EMPTY: dict[str, Any] = {"comments": "", "description": "", "label": "", "face": None, "length_unit": "m"}
 CABLE_ENDS = ("a_device", "a_interface", "z_device", "z_interface")
 READ = {"depth": 0, "exclude_m2m": "true"}
+# Interfaces are read through GraphQL, asking for exactly these fields: their REST list computes each
+# interface's cable peer and connected endpoint (several queries per interface, even at depth=0).
+GRAPHQL = {"interfaces": "interfaces(tags: $tags, limit: $limit, offset: $offset) "
+                         "{ id name type description device { id } }"}
+
+
+def graphql_choice(value: str) -> str:
+    """A choice value as Nautobot's GraphQL names it (graphene's enum name: `400gbase-x-osfp` ->
+    `A_400GBASE_X_OSFP`)."""
+    name = re.sub(r"[\W|^]+", "_", value).upper()
+    return f"A_{name}" if name[:1].isdigit() else name
+
+
+FROM_GRAPHQL = {graphql_choice(v): v for v in (*IFACE_TYPES.values(), "other")}
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,8 @@ def _plain(kind: str, name: str, raw: Any) -> Any:
     value = _value(raw)
     if name == "type" and kind == "cables":
         return value or ""
+    if name == "type" and kind == "interfaces":
+        return FROM_GRAPHQL.get(value, value)
     return value if value not in (None, "") or name not in EMPTY else EMPTY[name]
 
 
@@ -130,6 +147,20 @@ class Nautobot:
                                 None)
             out += page["results"]
             if not page.get("next") or not page["results"]:
+                return out
+
+    def graphql_all(self, kind: str, tag: str) -> list[dict[str, Any]]:
+        """Every object of `kind` with the tag, through GraphQL (GRAPHQL: the fields asked), page by page."""
+        out: list[dict[str, Any]] = []
+        query = f"query ($tags: [String], $limit: Int, $offset: Int) {{ {GRAPHQL[kind]} }}"
+        while True:
+            variables = {"tags": [tag], "limit": self.settings.page, "offset": len(out)}
+            answer = self.request("POST", "graphql/", {"query": query, "variables": variables})
+            if answer.get("errors"):
+                raise ToolError(f"Nautobot GraphQL {kind}: {json.dumps(answer['errors'])[:2000]}")
+            rows = answer["data"][kind]
+            out += rows
+            if len(rows) < self.settings.page:
                 return out
 
     def version(self) -> str:
@@ -194,7 +225,9 @@ class Nautobot:
         if kind in TAGGED and self._find_tag(tag) is None:
             return {}           # nothing carries the design's tag yet: a first sync
         out: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
-        for o in self.all(kind, tags=tag) if kind in TAGGED else self.all(kind):
+        objects = (self.graphql_all(kind, tag) if kind in GRAPHQL else self.all(kind, tags=tag) if kind in TAGGED
+                   else self.all(kind))
+        for o in objects:
             key, record = self._record(kind, o)
             if key is not None:
                 out[key] = (str(o["id"]), record)
