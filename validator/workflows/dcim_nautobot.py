@@ -19,10 +19,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from validator.base.errors import ToolError
+from validator.base.facts import fact
 from validator.base.tables import values
 from validator.emit.dcim import IFACE_TYPES, STATUS, natural_key
 from validator.workflows.dcim import chunks
@@ -74,7 +74,7 @@ def graphql_choice(value: str) -> str:
 FROM_GRAPHQL = {graphql_choice(v): v for v in (*IFACE_TYPES.values(), "other")}
 
 
-@dataclass(frozen=True)
+@fact
 class Settings:
     """The client's policies (validator/data/dcim.yaml, each with its reason)."""
 
