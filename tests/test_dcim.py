@@ -5,7 +5,9 @@ tests/test_dcim_live.py repeats the sync against a real Nautobot server in .ci/r
   of the rack elevations one device at its rack and position, every port used once;
 - applying the plan to an empty DCIM and planning again gives no change; adding 4 servers plans exactly
   their devices, their ports (and the switch ports they patch into), their cables, their rack and feed;
-- drift (a moved device, a cable patched elsewhere) is reported; deletes touch only this design's tag.
+- drift (a moved device, a cable patched elsewhere) is reported; deletes touch only this design's tag;
+- the Nautobot client itself (its id mapping, paging, bulk writes) does the same against an in-memory copy of
+  Nautobot's REST API (tests/dcim_fake.py), reading only at depth=0 and writing a bulk request per chunk.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import Counter
 
 import yaml
 
-from tests.dcim_fake import FakeDcim
+from tests.dcim_fake import FakeDcim, FakeNautobotApi
 from tests.helpers import DESIGNS, FIXTURES, cli
 from validator.emit.dcim import dcim_objects, interface_name
 from validator.pipeline import analyze
 from validator.workflows.dcim import apply, drift, plan, tag_of
+from validator.workflows.dcim_nautobot import Nautobot, settings
 
 SMALL = FIXTURES / "dcim" / "small.yaml"
 
@@ -139,3 +143,61 @@ def test_sync_needs_the_server_from_the_environment(monkeypatch):
     monkeypatch.delenv("NAUTOBOT_TOKEN", raising=False)
     code, _, err = cli("dcim", "sync", str(SMALL))
     assert code == 2 and "NAUTOBOT_URL and NAUTOBOT_TOKEN" in err
+
+
+def _client(api: FakeNautobotApi) -> Nautobot:
+    return Nautobot("http://nautobot.test", "token", transport=api)
+
+
+def _sync(wanted, api: FakeNautobotApi):
+    """Plan and apply with one client, as `clusterplan dcim sync --apply` does."""
+    client = _client(api)
+    p = plan(wanted, client)
+    apply(p, client)
+    return p
+
+
+def test_the_nautobot_client_applies_in_bulk_and_reads_back_with_ids_mapped_to_names():
+    wanted = _objects(SMALL)
+    api = FakeNautobotApi()
+    _sync(wanted, api)
+    # a fresh client reads everything back (depth=0: references as ids, mapped to the names read before)
+    assert plan(wanted, _client(api)).empty
+    live = _client(api)
+    cables = {k: v for k in ("racks", "devices", "interfaces", "cables") for v in [live.read(k, tag_of(wanted.site))]}
+    assert {key: rec for key, (_, rec) in cables["cables"].items()} == wanted.objects["cables"]
+    assert {key: rec for key, (_, rec) in cables["devices"].items()} == wanted.objects["devices"]
+    # one bulk request per chunk: 824 interfaces and 412 cables (and one tag PATCH per cable chunk)
+    chunk = settings().chunk
+    assert api.count("POST", "interfaces") == math.ceil(824 / chunk)
+    assert api.count("POST", "cables") == api.count("PATCH", "cables") == math.ceil(412 / chunk)
+    # interfaces are read through GraphQL (their REST list costs queries per interface), everything else REST
+    assert api.count("GET", "interfaces") == 0 and api.count("POST", "graphql") > 0
+
+
+def test_the_nautobot_client_plans_four_more_servers_exactly_and_takes_them_back(tmp_path):
+    api = FakeNautobotApi()
+    _sync(_objects(SMALL), api)
+    bigger = _objects(_with_count(tmp_path, 20))
+    p = _sync(bigger, api)
+    by_kind = Counter(c.kind for c in p.changes if c.action == "create")
+    assert len(by_kind) == 5 and by_kind["devices"] == 4 and by_kind["cables"] == 4 * 9
+    assert by_kind["interfaces"] == 2 * 4 * 9 and by_kind["racks"] == by_kind["power_feeds"] == 1
+    assert plan(bigger, _client(api)).empty
+    back = _sync(_objects(SMALL), api)
+    assert {c.action for c in back.changes} == {"delete"} and len(back.changes) == sum(by_kind.values())
+    assert plan(_objects(SMALL), _client(api)).empty
+
+
+def test_the_nautobot_client_names_a_device_moved_into_someone_elses_rack():
+    wanted = _objects(SMALL)
+    api = FakeNautobotApi()
+    _sync(wanted, api)
+    # a rack without this design's tag (not read by the sync): its id is fetched once and named
+    location = next(o["location"] for o in api.tables["racks"].values())
+    other = api._create("racks", {"name": "someone-elses", "location": location, "u_height": 42, "tags": [],
+                                  "status": "Planned"})
+    device = next(o for o in api.tables["devices"].values() if o["name"] == "node00001")
+    api._patch("devices", {"id": device["id"], "rack": other["id"]})
+    rack = wanted.objects["devices"][("node00001",)]["rack"]
+    assert drift(wanted, _client(api)) == [f"differs: devices node00001 rack: DCIM 'someone-elses', design {rack!r}"]

@@ -121,10 +121,13 @@ def _racks_and_devices(out: DcimObjects, derived: Derived, racks: list[Any]) -> 
             "comments": f"clusterplan: rack budget {r.power.budget_kw:g} kW"})
 
 
+IFACE_TYPES = {1.0: "1000base-t", 10.0: "10gbase-x-sfpp", 25.0: "25gbase-x-sfp28", 100.0: "100gbase-x-qsfp28",
+               200.0: "200gbase-x-qsfp56", 400.0: "400gbase-x-osfp", 800.0: "800gbase-x-osfp"}
+
+
 def _iface_type(speed_gbps: float, media: str) -> str:
     """Nautobot interface type by speed (the physical form of a port follows its module; `other` is honest)."""
-    return {1.0: "1000base-t", 10.0: "10gbase-x-sfpp", 25.0: "25gbase-x-sfp28", 100.0: "100gbase-x-qsfp28",
-            200.0: "200gbase-x-qsfp56", 400.0: "400gbase-x-osfp", 800.0: "800gbase-x-osfp"}.get(speed_gbps, "other")
+    return IFACE_TYPES.get(speed_gbps, "other")
 
 
 COL = {name: i for i, name in enumerate(CABLING_COLUMNS)}

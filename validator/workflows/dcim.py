@@ -153,6 +153,7 @@ def status_name() -> str:
     return STATUS
 
 
-def chunks(items: list[Any], size: int = 200) -> Iterable[list[Any]]:
+def chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    """`items` in lists of at most `size` (one bulk request each)."""
     for i in range(0, len(items), size):
         yield items[i:i + size]

@@ -1,26 +1,32 @@
 """Nautobot's REST API as a `Backend` of the DCIM sync (validator/workflows/dcim.py).
 
 Plain HTTPS with the standard library: the token comes from the environment (never from a design), TLS is
-verified unless the caller turns it off explicitly, lists are read in pages of `PAGE` objects and writes go in
-bulk (a list per request). References are sent as ids, resolved from names this backend has read or created;
-objects are read back with `depth=1` and reduced to the fields clusterplan writes, with references as names,
-so the sync compares like with like.
+verified unless the caller turns it off explicitly. Reads are cheap: `depth=0` (a reference is its id, not
+the nested object) and `exclude_m2m=true`, in pages of `page` objects; each reference id is mapped to the
+name of the object it names from the kinds read before it (KINDS order: locations before racks before
+devices before interfaces before cables), and an id not read yet (an object of someone else's) is fetched
+once. Writes go in bulk, `chunk` objects per request, references sent as ids. The read-back records hold the
+fields clusterplan writes with references as names, so the sync compares like with like. The page, chunk
+and timeout are policies with their reasons in validator/data/dcim.yaml.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from validator.base.errors import ToolError
-from validator.emit.dcim import STATUS, natural_key
+from validator.base.facts import fact
+from validator.base.tables import values
+from validator.emit.dcim import IFACE_TYPES, STATUS, natural_key
 from validator.workflows.dcim import chunks
 
-PAGE = 1000
 ENDPOINTS = {
     "tags": "extras/tags", "statuses": "extras/statuses", "location_types": "dcim/location-types",
     "locations": "dcim/locations", "manufacturers": "dcim/manufacturers", "device_types": "dcim/device-types",
@@ -30,36 +36,101 @@ ENDPOINTS = {
 TAGGED = ("locations", "racks", "devices", "interfaces", "cables", "power_panels", "power_feeds")
 CONTENT_TYPES = ["dcim.location", "dcim.rack", "dcim.device", "dcim.interface", "dcim.cable", "dcim.powerpanel",
                  "dcim.powerfeed"]
+# The references of each kind: field -> the kind of object it names (an id on the wire, a name in a record).
+REFS: dict[str, dict[str, str]] = {
+    "location_types": {"parent": "location_types"},
+    "locations": {"location_type": "location_types", "parent": "locations"},
+    "device_types": {"manufacturer": "manufacturers"},
+    "racks": {"location": "locations"},
+    "devices": {"device_type": "device_types", "role": "roles", "location": "locations", "rack": "racks"},
+    "interfaces": {"device": "devices"},
+    "power_panels": {"location": "locations"},
+    "power_feeds": {"power_panel": "power_panels", "rack": "racks"},
+}
+# The plain fields of each kind as read back (a choice as its value), and what an empty one reads as.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "location_types": ("name",), "locations": ("name",), "manufacturers": ("name",),
+    "device_types": ("model", "u_height"), "roles": ("name",), "racks": ("name", "u_height", "comments"),
+    "devices": ("name", "position", "face"), "interfaces": ("name", "type", "description"),
+    "cables": ("label", "type", "length", "length_unit"), "power_panels": ("name",),
+    "power_feeds": ("name", "comments"),
+}
+EMPTY: dict[str, Any] = {"comments": "", "description": "", "label": "", "face": None, "length_unit": "m"}
+CABLE_ENDS = ("a_device", "a_interface", "z_device", "z_interface")
+READ = {"depth": 0, "exclude_m2m": "true"}
+# Interfaces are read through GraphQL, asking for exactly these fields: their REST list computes each
+# interface's cable peer and connected endpoint (several queries per interface, even at depth=0).
+GRAPHQL = {"interfaces": "interfaces(tags: $tags, limit: $limit, offset: $offset) "
+                         "{ id name type description device { id } }"}
 
 
-def _name(ref: Any, field: str = "name") -> Any:
-    return ref.get(field) if isinstance(ref, dict) else ref
+def graphql_choice(value: str) -> str:
+    """A choice value as Nautobot's GraphQL names it (graphene's enum name: `400gbase-x-osfp` ->
+    `A_400GBASE_X_OSFP`)."""
+    name = re.sub(r"[\W|^]+", "_", value).upper()
+    return f"A_{name}" if name[:1].isdigit() else name
+
+
+FROM_GRAPHQL = {graphql_choice(v): v for v in (*IFACE_TYPES.values(), "other")}
+
+
+@fact
+class Settings:
+    """The client's policies (validator/data/dcim.yaml, each with its reason)."""
+
+    page: int
+    chunk: int
+    timeout_s: float
+
+
+def settings() -> Settings:
+    table = values("dcim.yaml", "nautobot")
+    return Settings(int(table["page"]), int(table["chunk"]), float(table["timeout_s"]))
 
 
 def _value(choice: Any) -> Any:
     return choice.get("value") if isinstance(choice, dict) else choice
 
 
+def _plain(kind: str, name: str, raw: Any) -> Any:
+    value = _value(raw)
+    if name == "type" and kind == "cables":
+        return value or ""
+    if name == "type" and kind == "interfaces":
+        return FROM_GRAPHQL.get(value, value)
+    return value if value not in (None, "") or name not in EMPTY else EMPTY[name]
+
+
+Transport = Callable[[str, str, Any], Any]
+
+
 class Nautobot:
-    def __init__(self, url: str, token: str, verify_tls: bool = True, timeout: float = 900) -> None:
+    def __init__(self, url: str, token: str, verify_tls: bool = True, transport: Transport | None = None) -> None:
         if not url.startswith(("https://", "http://")):
             raise ToolError(f"NAUTOBOT_URL must start with https:// (or http:// for a local test server): {url!r}")
         self.base = url.rstrip("/") + "/api/"
         self.token = token
-        self.timeout = timeout
+        self.settings = settings()
         self.context = ssl.create_default_context() if verify_tls else ssl._create_unverified_context()
-        self.ids: dict[str, dict[Any, str]] = {}         # kind -> natural key -> id
-        self.iface_key: dict[str, tuple[str, str]] = {}  # interface id -> (device, name)
+        self.transport = transport or self._http
+        self.ids: dict[str, dict[tuple[str, ...], str]] = {}     # kind -> natural key -> id
+        self.keys: dict[str, dict[str, tuple[str, ...]]] = {}    # kind -> id -> natural key
+        self.by_name: dict[str, dict[Any, str]] = {}             # kind -> the name a reference gives -> id
         self.tag_id: str | None = None
+        self.requests = 0
 
     # -- HTTP --------------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None) -> Any:
+        self.requests += 1
+        return self.transport(method, path, body)
+
+    def _http(self, method: str, path: str, body: Any) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method, headers={
             "Authorization": f"Token {self.token}", "Accept": "application/json",
             "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout, context=self.context) as resp:
+            with urllib.request.urlopen(req, timeout=self.settings.timeout_s, context=self.context) as resp:
                 text = resp.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode("utf-8", errors="replace")[:2000]
@@ -70,124 +141,110 @@ class Nautobot:
 
     def all(self, kind: str, **query: Any) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        params = {"limit": PAGE, "depth": 1, **query}
-        offset = 0
+        params = {"limit": self.settings.page, **READ, **query}
         while True:
-            page = self.request("GET", f"{ENDPOINTS[kind]}/?{urllib.parse.urlencode({**params, 'offset': offset})}")
+            page = self.request("GET", f"{ENDPOINTS[kind]}/?{urllib.parse.urlencode({**params, 'offset': len(out)})}",
+                                None)
             out += page["results"]
-            offset += len(page["results"])
             if not page.get("next") or not page["results"]:
                 return out
 
+    def graphql_all(self, kind: str, tag: str) -> list[dict[str, Any]]:
+        """Every object of `kind` with the tag, through GraphQL (GRAPHQL: the fields asked), page by page."""
+        out: list[dict[str, Any]] = []
+        query = f"query ($tags: [String], $limit: Int, $offset: Int) {{ {GRAPHQL[kind]} }}"
+        while True:
+            variables = {"tags": [tag], "limit": self.settings.page, "offset": len(out)}
+            answer = self.request("POST", "graphql/", {"query": query, "variables": variables})
+            if answer.get("errors"):
+                raise ToolError(f"Nautobot GraphQL {kind}: {json.dumps(answer['errors'])[:2000]}")
+            rows = answer["data"][kind]
+            out += rows
+            if len(rows) < self.settings.page:
+                return out
+
     def version(self) -> str:
-        return str(self.request("GET", "status/").get("nautobot-version", "unknown"))
+        return str(self.request("GET", "status/", None).get("nautobot-version", "unknown"))
 
-    # -- the Backend protocol ----------------------------------------------------------------------------
-    def ensure_tag(self, tag: str) -> str:
-        if self.tag_id is None:
-            found = self.all("tags", name=tag)
-            if found:
-                self.tag_id = str(found[0]["id"])
-            else:
-                body = {"name": tag, "content_types": CONTENT_TYPES}
-                self.tag_id = str(self.request("POST", "extras/tags/", body)["id"])
-        return self.tag_id
+    # -- names and ids -----------------------------------------------------------------------------------
+    def _remember(self, kind: str, key: tuple[str, ...], obj_id: str) -> None:
+        self.ids.setdefault(kind, {})[key] = obj_id
+        self.keys.setdefault(kind, {})[obj_id] = key
+        self.by_name.setdefault(kind, {})[key if kind == "interfaces" else key[-1]] = obj_id
 
-    def tag_exists(self, tag: str) -> bool:
-        if self.tag_id is None:
-            found = self.all("tags", name=tag)
-            if not found:
-                return False
-            self.tag_id = str(found[0]["id"])
-        return True
-
-    def read(self, kind: str, tag: str) -> dict[tuple[str, ...], tuple[str, dict[str, Any]]]:
-        if kind in TAGGED and not self.tag_exists(tag):
-            return {}           # nothing carries the design's tag yet: a first sync
-        objects = self.all(kind, tags=tag) if kind in TAGGED else self.all(kind)
-        out: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
-        for o in objects:
-            key, record = self._record(kind, o)
+    def _ref(self, kind: str, ref: Any) -> Any:
+        """The name a reference gives (an interface: its device and name): from what was read, else fetched."""
+        if ref is None:
+            return None
+        obj_id = str(ref.get("id") if isinstance(ref, dict) else ref)
+        key = self.keys.get(kind, {}).get(obj_id)
+        if key is None:
+            key, _ = self._record(kind, self.request("GET", f"{ENDPOINTS[kind]}/{obj_id}/?"
+                                                     f"{urllib.parse.urlencode(READ)}", None))
             if key is None:
-                continue
-            out[key] = (str(o["id"]), record)
-            self.ids.setdefault(kind, {})[key] = str(o["id"])
-        return out
+                return obj_id
+            self._remember(kind, key, obj_id)
+        return key if kind == "interfaces" else key[-1]
+
+    def _id(self, kind: str, name: Any) -> str:
+        try:
+            return self.by_name[kind][name]
+        except KeyError:
+            raise ToolError(f"Nautobot: no {kind} {name!r} to refer to (read or created before)") from None
 
     def _record(self, kind: str, o: dict[str, Any]) -> tuple[tuple[str, ...] | None, dict[str, Any]]:
-        if kind == "location_types":
-            return (o["name"],), {"name": o["name"], "parent": _name(o.get("parent"))}
-        if kind == "locations":
-            return (o["name"],), {"name": o["name"], "location_type": _name(o["location_type"]),
-                                  "parent": _name(o.get("parent"))}
-        if kind == "manufacturers":
-            return (o["name"],), {"name": o["name"]}
-        if kind == "device_types":
-            return (_name(o["manufacturer"]), o["model"]), {"manufacturer": _name(o["manufacturer"]),
-                                                            "model": o["model"], "u_height": o["u_height"]}
-        if kind == "roles":
-            return (o["name"],), {"name": o["name"]}
-        if kind == "racks":
-            return (o["name"],), {"name": o["name"], "location": _name(o["location"]), "u_height": o["u_height"],
-                                  "comments": o.get("comments", "")}
-        if kind == "devices":
-            return (o["name"],), {"name": o["name"], "device_type": _name(o["device_type"], "model"),
-                                  "role": _name(o["role"]), "location": _name(o["location"]),
-                                  "rack": _name(o.get("rack")), "position": o.get("position"),
-                                  "face": _value(o.get("face")) or None}
-        if kind == "interfaces":
-            device = _name(o["device"])
-            self.iface_key[str(o["id"])] = (device, o["name"])
-            return (device, o["name"]), {"device": device, "name": o["name"], "type": _value(o["type"]),
-                                         "description": o.get("description", "")}
+        """A live object as the record clusterplan writes: its plain fields, references as names."""
+        record = {name: _plain(kind, name, o.get(name)) for name in FIELDS[kind]}
+        for name, target in REFS.get(kind, {}).items():
+            record[name] = self._ref(target, o.get(name))
         if kind == "cables":
-            ends = [self.iface_key.get(str(_name(o.get(f"termination_{s}_id") or o.get(f"termination_{s}"), "id")))
-                    for s in ("a", "b")]
-            if None in ends:
-                return None, {}
-            a, z = sorted(e for e in ends if e is not None)
-            return (*a, *z), {"a_device": a[0], "a_interface": a[1], "z_device": z[0], "z_interface": z[1],
-                              "label": o.get("label", ""), "type": _value(o.get("type")) or "",
-                              "length": o.get("length"), "length_unit": _value(o.get("length_unit")) or "m"}
-        if kind == "power_panels":
-            return (o["name"],), {"name": o["name"], "location": _name(o["location"])}
-        if kind == "power_feeds":
-            panel = _name(o["power_panel"])
-            return (panel, o["name"]), {"name": o["name"], "power_panel": panel, "rack": _name(o.get("rack")),
-                                        "comments": o.get("comments", "")}
-        raise ValueError(kind)
+            ends = [self._ref("interfaces", o.get(f"termination_{s}_id"))
+                    if o.get(f"termination_{s}_type") == "dcim.interface" else None for s in ("a", "b")]
+            pair = sorted(e for e in ends if isinstance(e, tuple))
+            if len(pair) != 2:
+                return None, {}         # a cable to something other than two interfaces: not clusterplan's
+            a, z = pair
+            record.update(zip(CABLE_ENDS, (*a, *z), strict=True))
+        return natural_key(kind, record), record
+
+    # -- the Backend protocol ----------------------------------------------------------------------------
+    def _find_tag(self, tag: str) -> str | None:
+        if self.tag_id is None:
+            found = self.all("tags", name=tag)
+            self.tag_id = str(found[0]["id"]) if found else None
+        return self.tag_id
+
+    def ensure_tag(self, tag: str) -> str:
+        found = self._find_tag(tag)
+        if found is not None:
+            return found
+        self.tag_id = str(self.request("POST", "extras/tags/", {"name": tag, "content_types": CONTENT_TYPES})["id"])
+        return self.tag_id
+
+    def read(self, kind: str, tag: str) -> dict[tuple[str, ...], tuple[str, dict[str, Any]]]:
+        if kind in TAGGED and self._find_tag(tag) is None:
+            return {}           # nothing carries the design's tag yet: a first sync
+        out: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
+        objects = (self.graphql_all(kind, tag) if kind in GRAPHQL else self.all(kind, tags=tag) if kind in TAGGED
+                   else self.all(kind))
+        for o in objects:
+            key, record = self._record(kind, o)
+            if key is not None:
+                out[key] = (str(o["id"]), record)
+                self._remember(kind, key, str(o["id"]))
+        return out
 
     def _payload(self, kind: str, r: dict[str, Any]) -> dict[str, Any]:
         """A record with its references as ids (as the API takes them), plus status where the model has one."""
-        ref = {"location_type": "location_types", "location": "locations", "manufacturer": "manufacturers",
-               "role": "roles", "rack": "racks", "power_panel": "power_panels"}
-        body: dict[str, Any] = {}
-        for k, v in r.items():
-            if k == "parent":
-                table = "location_types" if kind == "location_types" else "locations"
-                body[k] = None if v is None else self.ids[table][(v,)]
-            elif k in ref and v is not None:
-                body[k] = self.ids[ref[k]][(v,)]
-            elif k == "device_type":
-                body[k] = next(i for (m, model), i in self.ids["device_types"].items() if model == v)
-            elif k == "device" and kind == "interfaces":
-                body[k] = self.ids["devices"][(v,)]
-            elif kind == "cables" and k in ("a_device", "a_interface", "z_device", "z_interface"):
-                continue
-            elif kind in ("roles", "location_types") and k == "content_types":
-                body[k] = v
-            elif k == "manufacturer" and kind == "device_types":
-                body[k] = self.ids["manufacturers"][(v,)]
-            else:
-                body[k] = v
-        if kind == "cables":
+        refs = REFS.get(kind, {})
+        body = {k: (self._id(refs[k], v) if v is not None else None) if k in refs else v
+                for k, v in r.items() if not (kind == "cables" and k in CABLE_ENDS)}
+        if kind == "cables" and "a_device" in r:
             body.update({"termination_a_type": "dcim.interface", "termination_b_type": "dcim.interface",
-                         "termination_a_id": self.ids["interfaces"][(r["a_device"], r["a_interface"])],
-                         "termination_b_id": self.ids["interfaces"][(r["z_device"], r["z_interface"])]})
-            if not body.get("type"):
-                body.pop("type", None)
-        if kind in TAGGED or kind in ("racks",):
-            body["status"] = STATUS
+                         "termination_a_id": self._id("interfaces", (r["a_device"], r["a_interface"])),
+                         "termination_b_id": self._id("interfaces", (r["z_device"], r["z_interface"]))})
+        if kind == "cables" and not body.get("type"):
+            body.pop("type", None)
         if kind == "power_feeds" and body.get("rack") is None:
             body.pop("rack", None)
         return body
@@ -196,8 +253,8 @@ class Nautobot:
         if kind in ("location_types", "locations"):     # a tree: parents first, a level at a time
             todo = list(records)
             while todo:
-                known = self.ids.get(kind, {})
-                level = [r for r in todo if r.get("parent") is None or (r["parent"],) in known]
+                known = self.by_name.get(kind, {})
+                level = [r for r in todo if r.get("parent") is None or r["parent"] in known]
                 if not level:
                     raise ToolError(f"{kind}: parents missing for {[r['name'] for r in todo][:5]}")
                 self._create(kind, level, tag)
@@ -206,28 +263,19 @@ class Nautobot:
         self._create(kind, records, tag)
 
     def _create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
-        tag_id = self.ensure_tag(tag) if kind in TAGGED else None
-        for part in chunks(records):
-            bodies = [{**self._payload(kind, r), **({"tags": [tag_id]} if tag_id else {})} for r in part]
-            created = self.request("POST", f"{ENDPOINTS[kind]}/", bodies)
-            if tag_id and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
-                self.request("PATCH", f"{ENDPOINTS[kind]}/", [{"id": o["id"], "tags": [tag_id]} for o in created])
+        extra: dict[str, Any] = {"status": STATUS, "tags": [self.ensure_tag(tag)]} if kind in TAGGED else {}
+        for part in chunks(records, self.settings.chunk):
+            created = self.request("POST", f"{ENDPOINTS[kind]}/", [{**self._payload(kind, r), **extra} for r in part])
+            if extra and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
+                self.request("PATCH", f"{ENDPOINTS[kind]}/", [{"id": o["id"], "tags": extra["tags"]} for o in created])
             for r, o in zip(part, created, strict=True):
-                self.ids.setdefault(kind, {})[natural_key(kind, r)] = str(o["id"])
-                if kind == "interfaces":
-                    self.iface_key[str(o["id"])] = (r["device"], r["name"])
+                self._remember(kind, natural_key(kind, r), str(o["id"]))
 
     def update(self, kind: str, changes: list[tuple[str, dict[str, Any]]]) -> None:
-        for part in chunks(changes):
-            self.request("PATCH", f"{ENDPOINTS[kind]}/",
-                         [{"id": i, **self._partial(kind, fields)} for i, fields in part])
-
-    def _partial(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-        body = self._payload(kind, fields) if kind != "cables" else {
-            k: v for k, v in fields.items() if k in ("label", "type", "length", "length_unit")}
-        body.pop("status", None)
-        return body
+        for part in chunks(changes, self.settings.chunk):
+            body = [{"id": i, **self._payload(kind, fields)} for i, fields in part]
+            self.request("PATCH", f"{ENDPOINTS[kind]}/", body)
 
     def delete(self, kind: str, ids: list[str]) -> None:
-        for part in chunks(ids):
+        for part in chunks(ids, self.settings.chunk):
             self.request("DELETE", f"{ENDPOINTS[kind]}/", [{"id": i} for i in part])
