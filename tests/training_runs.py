@@ -79,7 +79,6 @@ def gpus() -> dict[str, Gpu]:
         # six HBM2e stacks at ~0.4 TB/s [D]
         "h100-96gb-500w": _variant("h100-sxm", id="h100-96gb-500w", memory_gb=96, memory_bandwidth_tbs=2.4,
                                    tdp_w=500),
-        "h800": _variant("h100-sxm", id="h800", scaleup_bandwidth_gbs=400),
         "gb300": GB300,
     }
 
@@ -94,7 +93,7 @@ def gpu_of(text: str) -> Gpu:
     if t.startswith("H100-SXM-9"):
         return local["h100-96gb-500w"]
     if t.startswith("H800"):
-        return local["h800"]
+        return builtin_catalog().gpu("h800-sxm")
     for prefix, gid in (("H100", "h100-sxm"), ("H200", "h200-sxm"), ("GB300", "gb300"), ("GB200", "gb200"),
                         ("B300", "b300"), ("B200", "b200")):
         if t.startswith(prefix):
