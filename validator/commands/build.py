@@ -38,12 +38,14 @@ class RacksFmt(StrEnum):
     text = "text"
     json = "json"
     csv = "csv"
+    ports = "ports"
 
 
 class CablingFmt(StrEnum):
     csv = "csv"
     json = "json"
     xlsx = "xlsx"
+    labels = "labels"
 
 
 def _workbook(design: Path, analysis: Any, timestamp: str | None, kind: str) -> bytes:
@@ -111,7 +113,9 @@ def _emit_rfq(documents: dict[str, str], output: Path | None) -> None:
 
 def cabling(
     design: Annotated[Path, typer.Argument(help="A design file.")],
-    fmt: Annotated[CablingFmt, typer.Option("--format", "-f", help="Output format.")] = CablingFmt.csv,
+    fmt: Annotated[CablingFmt, typer.Option("--format", "-f", help="Output format: csv, json, xlsx, labels "
+                                            "(the label sheet: one CSV row per cable, its id and both ends' "
+                                            "device:port).")] = CablingFmt.csv,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     timestamp: Annotated[str | None, typer.Option(help="Workbook date (ISO), for --format xlsx.")] = None,
     rack: Annotated[str | None, typer.Option(help="Only links with an end in this rack (e.g. R01-09).")] = None,
@@ -135,16 +139,25 @@ def cabling(
     keep = tables.cabling_filter(rack, switch) if rack is not None or switch is not None else None
     if fmt == CablingFmt.json:
         emit(tables.cabling_json(plan, keep), output)
-    elif output is not None:
-        write_atomic_lines(output, tables.cabling_csv_rows(plan, keep))
+        return
+    if fmt == CablingFmt.labels:
+        from validator.emit.cable_labels import labels_csv_rows
+
+        lines = labels_csv_rows(plan, keep)
     else:
-        for line in tables.cabling_csv_rows(plan, keep):
+        lines = tables.cabling_csv_rows(plan, keep)
+    if output is not None:
+        write_atomic_lines(output, lines)
+    else:
+        for line in lines:
             sys.stdout.write(line)
 
 
 def racks(
     design: Annotated[Path, typer.Argument(help="A design file.")],
-    fmt: Annotated[RacksFmt, typer.Option("--format", "-f", help="Output format.")] = RacksFmt.text,
+    fmt: Annotated[RacksFmt, typer.Option("--format", "-f", help="Output format: text, json, csv, ports (each "
+                                          "device's cabled ports: interface, far end, cable id).")]
+    = RacksFmt.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file (atomically).")] = None,
     config: ConfigOption = None,
     quiet: QuietOption = False,
@@ -156,6 +169,11 @@ def racks(
 
     analysis = analysis_or_exit(design, run_config(config))
     elev = elevations(analysis.facts)
+    if fmt == RacksFmt.ports:
+        from validator.emit.cable_labels import ports_text
+
+        emit(ports_text(elev, analysis.facts.cabling), output)
+        return
     emit({RacksFmt.text: views.racks_text, RacksFmt.json: views.racks_json, RacksFmt.csv: views.racks_csv}[fmt](elev),
          output)
 
