@@ -71,9 +71,10 @@ def test_basepod_two_leaves_with_every_node_on_both():
     on each. (The DGX BasePOD RA, "DGX BasePOD with NDR400 Compute Fabric", Table 1: compute nodes 2-8,
     compute fabric QM9700, "eight compute connections from each node running at NDR400"
     (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai, Reference
-    Architectures). Its switch and cable counts by node count were not in any copy searched, twice, so the
-    count 2 is the arithmetic here, not a published figure: 4 nodes x 8 links = 32 of one QM9700's 64 ports,
-    two leaves for the dual attachment.)
+    Architectures). Its switch and cable counts by node count were not in any copy searched (three sessions;
+    the sources are listed in tests/test_basepod.py, which holds the whole BasePOD with its published SN4600C
+    pair), so the count 2 is the arithmetic here, not a published figure: 4 nodes x 8 links = 32 of one
+    QM9700's 64 ports, two leaves for the dual attachment.)
     Every node reaches both leaves, so the fabric is connected through the nodes: no NET008."""
     design = training({"server": "dgx-h100", "count": 4, "servers_per_rack": 4},
                       {"type": "infiniband", "speed_gbps": 400, "attachment": "dual",
