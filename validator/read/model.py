@@ -47,6 +47,11 @@ class Layout(Model):
     row_pitch_m: Positive | None = Field(None, description="Distance between row centres in metres.")
     hall_spacing_m: Positive | None = Field(None, description="Cable route between the entrances of two "
                                             "neighbouring halls, in metres.")
+    hall_sides: Literal[1, 2] | None = Field(
+        None, description="Halls along one side of the corridor that joins their entrances (1), or on both "
+        "sides of it, facing in pairs (2: halls 1 and 2 face each other, then 3 and 4, ...), which halves the "
+        "corridor a site of many halls spans; a run between halls passes `hall_spacing_m` per pair along the "
+        "corridor and one more across it (default from validator/data/layout.yaml: 1).")
     slack_per_end_m: Annotated[float, Field(ge=0, le=100)] | None = Field(
         None, description="Service loop added at each end of a run, in metres.")
 
