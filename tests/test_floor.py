@@ -257,8 +257,9 @@ def test_the_million_gpu_site_cages_take_200g_pam4_modules_on_a_cut_of_two_pods(
     assert max(length for (fab, _p, length) in tally.cables if fab == "compute") <= 500
 
 
-def test_every_link_class_of_the_million_gpu_site_is_within_reach() -> None:
-    """The full site's runs by hand, checked against the floor the tool laid out and the media it chooses.
+def test_the_million_gpu_site_switch_runs_are_within_reach() -> None:
+    """Every link class of the full site within reach (this test and the next): its runs by hand, checked
+    against the floor the tool laid out and the media it chooses.
 
     validator/data/layout.yaml: racks 0.6 m wide, rows 4.2 m apart, 2 x (1.5 m up + 0.5 m slack) = 4 m of ends,
     60 m between hall entrances along the corridor; the site puts its halls on both sides (`hall_sides: 2`:
@@ -308,6 +309,14 @@ def test_every_link_class_of_the_million_gpu_site_is_within_reach() -> None:
     assert len(pods) == 63 and leaf_spine == pytest.approx(5 * 4.2 + 24 * 0.6 + 4)
     split = chooser.choose(400, leaf_spine, False, False, 4, flat, flat, None, 4)
     assert split.a_transceiver is not None and split.reach_m == 50 >= leaf_spine
+
+
+def test_the_million_gpu_site_server_and_out_of_band_runs_are_within_reach() -> None:
+    # the server-leaf and out-of-band arithmetic of the test above
+    topology = million_gpu_topology()
+    layout = Layout(topology)
+    plan = topology.racks
+    chooser = MediaChooser(topology.resolved.catalog)
     groups: dict[int, list[int]] = {}
     for rack in plan.racks:
         if rack.group is not None:
