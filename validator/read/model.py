@@ -110,7 +110,9 @@ class Tier(Model):
                                         "(default: from the downlinks and the taper).")
     uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s (default: the "
                                                "fabric speed; on Ethernet, the fastest breakout speed at which one "
-                                               "spine layer reaches every leaf when the fabric speed does not).")
+                                               "spine layer reaches every leaf when the fabric speed does not). On "
+                                               "the spines of three tiers: the spine-core links, e.g. 800G on 400G "
+                                               "spines, half the ports on unsplit long-reach modules.")
     oversubscription: Ratio | None = Field(
         None, description="Taper of this tier as downlink bandwidth : uplink bandwidth, e.g. '1:1' (non-blocking) "
         "or '7:1' (what Meta writes as 1:7 at its aggregation tier). Default: the fabric's `oversubscription`.")
