@@ -5,12 +5,15 @@ The rack plan (`validator.expand.racks`) lays racks out in rows of `racks_per_ro
 the rows, a group that fits a row (or a hall) kept in one; this module turns those spots into cable
 lengths.
 A run between two racks of one hall goes along the rows and across them and climbs to the overhead
-tray and back down; between halls it goes to the hall entrance (row 1, position 1), across the
-`hall_spacing_m` between halls, and on:
+tray and back down; between halls it goes to the hall entrance (row 1, position 1), along the
+corridor `hall_spacing_m` per hall between them, and on. With `hall_sides: 2` the halls face each other
+in pairs across the corridor (halls 2k and 2k + 1): the run passes `hall_spacing_m` per pair along it and
+one more across it when the halls are on different sides.
 
     in one rack:  in_rack_m
     one hall:     |dx| x rack_width + |drow| x row_pitch + 2 x (vertical_per_end + slack_per_end)
-    two halls:    d(a, entrance) + |dhall| x hall_spacing + d(entrance, b) + 2 x (vertical + slack)
+    two halls:    d(a, entrance) + corridor x hall_spacing + d(entrance, b) + 2 x (vertical + slack)
+    corridor:     |dhall| (one side); |dpair| + (1 if the sides differ) (two sides)
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Layout:
         self.hall_spacing = values["hall_spacing_m"]
         self.ends = 2 * (values["vertical_per_end_m"] + values["slack_per_end_m"])
         self.in_rack = values["in_rack_m"]
+        self.sides = 2 if int(values.get("hall_sides", 1)) == 2 else 1
         self.halls = max((s[0] for s in self.plan.spots), default=0) + 1
         self._distances: dict[tuple[int, int], float] = {}
 
@@ -89,5 +93,12 @@ class Layout:
         if sa.hall == sb.hall:
             return self._in_hall(sa, sb) + self.ends
         door = Spot(0, 0, 0)
-        return (self._in_hall(Spot(0, sa.row, sa.position), door) + abs(sa.hall - sb.hall) * self.hall_spacing +
-                self._in_hall(door, Spot(0, sb.row, sb.position)) + self.ends)
+        return (self._in_hall(Spot(0, sa.row, sa.position), door) + self.corridor(sa.hall, sb.hall) * self.hall_spacing
+                + self._in_hall(door, Spot(0, sb.row, sb.position)) + self.ends)
+
+    def corridor(self, a: int, b: int) -> int:
+        """Hall spacings between the entrances of halls `a` and `b` (0-based)."""
+        if self.sides == 1:
+            return abs(a - b)
+        (pa, sa), (pb, sb) = divmod(a, 2), divmod(b, 2)
+        return abs(pa - pb) + (sa != sb)

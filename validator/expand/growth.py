@@ -98,13 +98,13 @@ def leaf_ports_used(servers: int, shape: tuple[int, int, int, int, int], down: i
 
 
 def pod_spine_uplinks(leaf_ups: tuple[int, ...], per_pod: int, spines: int, spine_up: int, cores: int,
-                      taper: float) -> tuple[int, ...]:
+                      taper: float, speeds: tuple[float, float] = (1.0, 1.0)) -> tuple[int, ...]:
     """Three tiers: uplinks of the spines of each pod from their downlinks in use (each leaf of the pod sends
     each of them its uplinks / spines links), rounded up to a multiple of the cores of a group, never more than
-    the tier's `spine_up` (a full pod's). Speeds are one (spines run at the leaves' uplink speed)."""
+    the tier's `spine_up` (a full pod's). `speeds`: the spines' down and up speeds (`spine.uplink_speed_gbps`)."""
     out = []
     for first in range(0, len(leaf_ups), per_pod):
         used = sum(leaf_ups[first:first + per_pod]) // max(1, spines)
-        need = uplinks_for(used, 1.0, 1.0, taper)
+        need = uplinks_for(used, speeds[0], speeds[1], taper)
         out.append(min(spine_up, -(-need // cores) * cores) if cores else spine_up)
     return tuple(out)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from validator.base.facts import fact
 from validator.expand.fabric import FabricTopology
+from validator.expand.floor import central_at_hall_front, floor_spots
 from validator.expand.oob import OobSizer, OobUnit, place_oob
 from validator.expand.port_power import PortPower
 from validator.expand.sizing import TierSize, placement
@@ -262,26 +263,33 @@ class _Builder:
 
     def floor(self) -> tuple[list[Rack], list[tuple[int, int, int]]]:
         """Lay the racks out (`floor_spots`); returns the racks in floor order and their spots."""
-        blocks = self._blocks()
-        spots = floor_spots([len(b) for b in blocks], int(self.r.layout["racks_per_row"]),
-                            int(self.r.layout["rows_per_hall"]))
+        blocks, pods = self._blocks()
+        per_row, rows = int(self.r.layout["racks_per_row"]), int(self.r.layout["rows_per_hall"])
+        together = pods if self._pod_groups() > 1 else None
+        if together is not None and -1 in together:
+            blocks, together = central_at_hall_front(blocks, together, per_row, rows)
+        spots = floor_spots([len(b) for b in blocks], per_row, rows, together)
         order = [rack for block in blocks for rack in block]
         for i, rack in enumerate(order):
             rack.index = i
         return order, spots
 
-    def _blocks(self) -> list[list[Rack]]:
+    def _blocks(self) -> tuple[list[list[Rack]], list[int]]:
         """The floor's blocks in order: each group's racks (GPU racks around its network racks), groups
-        glued to the next by a shared leaf joined, the central racks in the middle."""
+        glued to the next by a shared leaf joined, the central racks in the middle; and the pod of each
+        block (the central racks: -1), which `floor_spots` keeps in one hall."""
         mine: dict[int, list[Rack]] = {}
         for rack in self.gpu:
             mine.setdefault(rack.group or 0, []).append(rack)
         blocks: list[list[Rack]] = []
+        pods: list[int] = []
+        per_pod = self._pod_groups()
         middle = self.groups // 2
         glue = False
         for group in range(self.groups):
             if group == middle and self.central:
                 blocks.append(list(self.central))
+                pods.append(-1)
                 glue = False
             gpu = mine.get(group, [])
             half = len(gpu) // 2
@@ -290,10 +298,22 @@ class _Builder:
                 blocks[-1].extend(racks)
             else:
                 blocks.append(racks)
+                pods.append(group // per_pod)
             glue = self._shares_leaf((group + 1) * self.group_racks * self.spr)
         if self.groups <= middle and self.central:
             blocks.append(list(self.central))
-        return blocks
+            pods.append(-1)
+        return blocks, pods
+
+    def _pod_groups(self) -> int:
+        """Compute groups per pod of a three-tier compute fabric whose spines stand with their pod (each group
+        one scalable unit); 1 otherwise (every group a pod of its own: blocks laid out as before)."""
+        fab = self.fabrics.get("compute")
+        if fab is None or len(fab.tiers) < 3 or self.group_racks * self.spr != fab.plane.su_servers or \
+                placement(self.r.fabrics["compute"], "spine", self.spr, 3) != "row":
+            return 1
+        per_su = fab.plane.rails * fab.plane.leaves_per_rail
+        return max(1, fab.plane.leaves_per_pod // per_su) if per_su and not fab.plane.leaves_per_pod % per_su else 1
 
     def _shares_leaf(self, server: int) -> bool:
         """A rack- or row-placed leaf of some fabric serves both server `server` - 1 and server `server`."""
@@ -332,32 +352,6 @@ def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
     plan = RackPlan(racks, [rack.index for rack in b.gpu], b.spr, resolved.server.rack_units, switches, appliances,
                     units, b.group_racks, b.rack_ru, spots)
     return plan, oob_fabric
-
-
-def floor_spots(blocks: list[int], racks_per_row: int, rows_per_hall: int) -> list[tuple[int, int, int]]:
-    """(hall, row, position) of every rack of blocks of `blocks[k]` racks laid out in order, in one pass.
-
-    Racks follow each other along rows of `racks_per_row`, rows filling a hall up to `rows_per_hall`,
-    then the next hall. A block that fits a row does not straddle two rows (it starts the next row);
-    a block that fits a hall does not straddle two halls (it starts the next hall); a larger block runs
-    on. So a hall holds racks_per_row x rows_per_hall racks less the ends of rows and halls left free.
-    """
-    per_row = max(1, racks_per_row)
-    per_hall = per_row * max(1, rows_per_hall)
-    spots: list[tuple[int, int, int]] = []
-    hall = slot = 0
-    for size in blocks:
-        at = slot % per_row
-        if at and at + size > per_row >= size:
-            slot += per_row - at
-        if slot and slot + size > per_hall >= size:
-            hall, slot = hall + 1, 0
-        for k in range(slot, slot + size):
-            h, rest = divmod(k, per_hall)
-            spots.append((hall + h, *divmod(rest, per_row)))
-        slot += size
-        hall, slot = hall + slot // per_hall, slot % per_hall
-    return spots
 
 
 def _append(blocks: list[tuple[str, int, int]], role: str, first: int, count: int) -> None:

@@ -222,7 +222,7 @@ def _as_used(plane: PlaneSize, lv: _Leaves, servers: int) -> PlaneSize:
     if len(plane.tiers) == 3:
         spine = plane.tiers[1]
         pods = pod_spine_uplinks(ups, plane.leaves_per_pod, plane.spines_per_pod, spine.up_ports,
-                                 plane.cores_per_group, spine.taper)
+                                 plane.cores_per_group, spine.taper, (spine.down_speed_gbps, spine.up_speed_gbps))
         if any(u < spine.up_ports for u in pods):
             plane = replace(plane, pod_spine_ups=pods)
     return plane

@@ -94,18 +94,19 @@ def three_tier(fab: ResolvedFabric, leaf: TierSize, leaves: int, planned_leaves:
     spine_spec, core_spec = spec.tiers.spine, spec.tiers.core
     assert spine_spec is not None
     speed = leaf.up_speed_gbps
+    up_speed = float(spine_spec.uplink_speed_gbps or speed)    # spine-core links (e.g. 800G on 400G spines)
     taper, declared = taper_of(fab, spine_spec)
     pods = math.ceil(leaves / per_pod)
     planned_pods = math.ceil(planned_leaves / per_pod)
     spines = _pod_spines(fab, leaf, pods, per_pod, spine_sw, spine_spec, taper, problems)
-    per_group = _cores_per_group(fab, spines, planned_pods, core_sw, core_spec, speed, problems)
+    per_group = _cores_per_group(fab, spines, planned_pods, core_sw, core_spec, up_speed, problems)
     core_taper, core_declared = taper_of(fab, core_spec) if core_spec else (1.0, False)
     core_down = planned_pods * math.ceil(spines.up / per_group)
     core_path = tier_path(fab, "core")
-    core_layout = layout_or_fail(core_sw, core_down, 0, speed, speed, core_path, "core")
-    spine_t = TierSize("spine", spine_sw, pods * spines.per_pod, spines.down, spines.up, speed, speed,
+    core_layout = layout_or_fail(core_sw, core_down, 0, up_speed, up_speed, core_path, "core")
+    spine_t = TierSize("spine", spine_sw, pods * spines.per_pod, spines.down, spines.up, speed, up_speed,
                        spines.layout, tier_path(fab, "spine"), taper, declared)
-    core_t = TierSize("core", core_sw, spines.per_pod * per_group, core_down, 0, speed, speed, core_layout,
+    core_t = TierSize("core", core_sw, spines.per_pod * per_group, core_down, 0, up_speed, up_speed, core_layout,
                       core_path, core_taper, core_declared)
     return spine_t, core_t, spines.per_pod, per_group
 
@@ -114,8 +115,9 @@ def _pod_spines(fab: ResolvedFabric, leaf: TierSize, pods: int, per_pod: int, sp
                 taper: float, problems: list[Problem]) -> PodSpines:
     """The smallest divisor of a leaf's uplinks whose spines hold a pod's leaves (or the declared count)."""
     speed, up = leaf.up_speed_gbps, leaf.up_ports
+    up_speed = float(spine_spec.uplink_speed_gbps or speed)
     spine_path = tier_path(fab, "spine")
-    spine_down_cap = most_downlinks(spine_sw, speed, speed, taper, True)
+    spine_down_cap = most_downlinks(spine_sw, speed, up_speed, taper, True)
     if spine_spec.count is not None:
         if spine_spec.count % pods:
             raise Unbuildable(Problem("NET007", spine_path, f"spine count {spine_spec.count} is declared, which "
@@ -135,8 +137,8 @@ def _pod_spines(fab: ResolvedFabric, leaf: TierSize, pods: int, per_pod: int, sp
     if up % per_pod_spines:
         problems.append(Problem("NET006", spine_path, f"spine: {up} uplinks per leaf do not divide over "
                                 f"{per_pod_spines} spines per pod", False))
-    spine_up = uplinks_for(spine_down, speed, speed, taper)
-    found_layout = layout_or_fail(spine_sw, spine_down, spine_up, speed, speed, spine_path, "spine")
+    spine_up = uplinks_for(spine_down, speed, up_speed, taper)
+    found_layout = layout_or_fail(spine_sw, spine_down, spine_up, speed, up_speed, spine_path, "spine")
     return PodSpines(per_pod_spines, spine_down, spine_up, found_layout)
 
 

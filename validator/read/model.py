@@ -47,6 +47,11 @@ class Layout(Model):
     row_pitch_m: Positive | None = Field(None, description="Distance between row centres in metres.")
     hall_spacing_m: Positive | None = Field(None, description="Cable route between the entrances of two "
                                             "neighbouring halls, in metres.")
+    hall_sides: Literal[1, 2] | None = Field(
+        None, description="Halls along one side of the corridor that joins their entrances (1), or on both "
+        "sides of it, facing in pairs (2: halls 1 and 2 face each other, then 3 and 4, ...), which halves the "
+        "corridor a site of many halls spans; a run between halls passes `hall_spacing_m` per pair along the "
+        "corridor and one more across it (default from validator/data/layout.yaml: 1).")
     slack_per_end_m: Annotated[float, Field(ge=0, le=100)] | None = Field(
         None, description="Service loop added at each end of a run, in metres.")
 
@@ -105,7 +110,9 @@ class Tier(Model):
                                         "(default: from the downlinks and the taper).")
     uplink_speed_gbps: Positive | None = Field(None, description="Speed of the uplinks in Gb/s (default: the "
                                                "fabric speed; on Ethernet, the fastest breakout speed at which one "
-                                               "spine layer reaches every leaf when the fabric speed does not).")
+                                               "spine layer reaches every leaf when the fabric speed does not). On "
+                                               "the spines of three tiers: the spine-core links, e.g. 800G on 400G "
+                                               "spines, half the ports on unsplit long-reach modules.")
     oversubscription: Ratio | None = Field(
         None, description="Taper of this tier as downlink bandwidth : uplink bandwidth, e.g. '1:1' (non-blocking) "
         "or '7:1' (what Meta writes as 1:7 at its aggregation tier). Default: the fabric's `oversubscription`.")

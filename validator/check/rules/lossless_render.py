@@ -22,7 +22,7 @@ def lossless_render(ctx: Context) -> Iterator[Hit]:
     Fix: pick a switch whose ASIC has buffer data (or add its vendor's SONiC buffer template values to
     validator/data/sonic_buffers.yaml with their source), or take `lossless:` off a lossy fabric.
     Example:
-        fabrics: {compute: {tiers: {leaf: {switch: sn6600-ld}, spine: {switch: sn6600-ld}}}}
+        fabrics: {compute: {tiers: {leaf: {switch: sonic-th5-64x800, uplink_speed_gbps: 800}}}}
     """
     for name, spec in ctx.design.fabrics:
         if spec is None or spec.lossless is None or spec.type == "infiniband":

@@ -50,7 +50,8 @@ def _placement_hint(ctx: Context, fabric: str, a: tuple[str, int], z: tuple[str,
     where = f"{layout.rack_name(ra)} to {layout.rack_name(rz)}"
     if sa.hall != sz.hall:
         return (f"the run goes between halls ({where}): more racks a hall (`site.layout.rows_per_hall`, "
-                "`racks_per_row`) keeps them in one, a smaller `site.layout.hall_spacing_m` shortens it, or "
+                "`racks_per_row`) keeps them in one, a smaller `site.layout.hall_spacing_m` or halls on both "
+                "sides of the corridor (`site.layout.hall_sides: 2`) shortens it, or "
                 f"`fabrics.{fabric}.tiers.{z[0]}.placement: row` stands the {z[0]} with what it serves")
     return (f"the run crosses the hall ({where}): fewer `site.layout.racks_per_row` or `rows_per_hall`, "
             f"or `fabrics.{fabric}.tiers.{z[0]}.placement: row`, shorten it")
