@@ -26,9 +26,9 @@ Not published for 4 nodes, so held by arithmetic here:
 - SN2201: 4 BMC ports + the management ports of 2 QM9700 and 2 SN4600C = 8 of 48 RJ45 ports: 1 switch.
 
 The in-band fabric runs at 100GbE because the SN4600C is a 64 x 100GbE switch (catalog entry `sn4600c`),
-while the DGX H100's dual-port ConnectX-7 runs 200G natively: NET002 reports the slower link as an error, so
-this design, like a user's, waives it with the reason (a rule question, not a sizing one: see the report of
-the session that wrote this test).
+while the DGX H100's dual-port ConnectX-7 runs 200G natively; its manual names 100G as a port speed too
+("Dual-port 100 or 200Gb/s", catalog `cx7-qsfp112-dual` speeds_gbps), so the links train at 100G on both
+ends and NET002 has nothing to report (it once did, and the BasePOD needed a waiver).
 """
 
 from __future__ import annotations
@@ -54,8 +54,6 @@ def _basepod_4() -> dict[str, Any]:
         fabrics={"inband": {"type": "ethernet", "speed_gbps": 100, "attachment": "dual",
                             "tiers": {"leaf": {"switch": "sn4600c"}}},
                  "oob": {"type": "ethernet", "speed_gbps": 1, "tiers": {"leaf": {"switch": "sn2201"}}}},
-        waivers=[{"rule": "NET002", "owner": "dc-ops",
-                  "reason": "BasePOD in-band on SN4600C (64 x 100GbE): the 200G ConnectX-7 ports run at 100G"}],
         storage={"type": "parallel-fs", "write_gbytes_s": 20})
     return design
 
@@ -74,7 +72,7 @@ def test_four_node_basepod_switch_counts_and_clean_validation():
     assert analysis.derived is not None
     links = Counter(str(row[0]) for row in analysis.derived.cabling.rows())
     assert links == {"compute": 4 * 8, "inband": 4 * 2, "oob": 4 + 4}
-    # clean as the SuperPOD designs of tests/test_fabric_sizing.py are: no finding of any rule, but the
-    # waived 100G in-band link
-    assert [f"{f.rule} {f.message}" for f in analysis.findings if not f.waived] == []
-    assert [f.rule for f in analysis.findings if f.waived] == ["NET002"]
+    # clean as the SuperPOD designs of tests/test_fabric_sizing.py are: no finding of any rule (the 200G
+    # dual-port ConnectX-7 runs its in-band ports at 100G, a speed its manual names: "Dual-port 100 or
+    # 200Gb/s", so NET002 has nothing to say)
+    assert [f"{f.rule} {f.message}" for f in analysis.findings] == []

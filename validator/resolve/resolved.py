@@ -43,9 +43,10 @@ class ResolvedFabric:
 
     @property
     def speed_mismatch(self) -> bool:
-        """The server's links cannot run at the fabric's speed (no breakout makes them match)."""
+        """The server's links cannot run at the fabric's speed (no breakout makes them match, and the NIC's
+        manual names no such port speed)."""
         return bool(self.links_per_server) and self.nic_speed_gbps != self.spec.speed_gbps and \
-            self.ports_per_nic_port == 1
+            self.ports_per_nic_port == 1 and not (self.nic and self.spec.speed_gbps in self.nic.speeds_gbps)
 
 
 @fact

@@ -9,8 +9,9 @@ from validator.check.context import Context
 
 
 def link_speed_match(ctx: Context) -> Iterator[Hit]:
-    """Both ends of a link run at the same speed: the server NIC at the fabric's speed, and every switch
-    with ports at that speed.
+    """Both ends of a link run at the same speed: the server NIC at the fabric's speed (its native speed, a
+    published breakout of it, or a slower port speed its manual names: a dual-port ConnectX-7 at 100G on
+    a BasePOD's SN4600C in-band), and every switch with ports at that speed.
 
     Source: IEEE 802.3 / InfiniBand: a link trains to one speed; auto-negotiation down wastes the NIC.
     Fix: set `speed_gbps` to the NIC speed, or pick switches and NICs of the same speed.

@@ -95,6 +95,9 @@ class Nic(_Entry):
     category: Literal["nic", "dpu", "bmc"]
     ports: int = Field(ge=1)
     speed_gbps: float = Field(gt=0)
+    speeds_gbps: list[float] = Field(default_factory=list, description="Slower port speeds the adapter's manual "
+                                     "says a port also runs at (a 200G port at 100G): a fabric at one of them "
+                                     "is not a speed mismatch")
     form_factor: str
     host_interface: str
     protocols: list[Literal["infiniband", "ethernet"]]
