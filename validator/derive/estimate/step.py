@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
+from validator.base.estimate_tables import serving as serving_defaults
 from validator.base.facts import fact
 from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
 from validator.derive.estimate.hardware import peak_flops
@@ -179,7 +180,11 @@ def _tp_allreduce(s: ServingSetup, n: float, stage: float) -> float:
 def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float) -> float:
     """Dispatch (FP8 with an 8-bit weight precision, else 16 bit) and combine (16 bit) of each token to
     its top-k experts, the share on other GPUs of the expert group; NVLink and RDMA legs in parallel.
-    Experts sharded by TP only (ep 1) over several attention ranks gather and scatter instead."""
+    Experts sharded by TP only (ep 1) over several attention ranks gather and scatter instead.
+    Engines whose expert parallelism under attention DP is an all-gather of every rank's tokens and a
+    reduce-scatter of the outputs (TensorRT-LLM, validator/data/serving.yaml `moe_communication`) move
+    `g - 1` copies of each rank's tokens instead of `k (g - 1) / g`, in the compute stream: none of it
+    is hidden behind another micro-batch (`ep_exposed` is the share two-batch overlap leaves exposed)."""
     sh, m = s.shape, s.model
     if m.moe is None or n <= 0 or not moe_layers:
         return 0.0
@@ -187,15 +192,22 @@ def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float) -> float:
     if group <= 1 or (sh.ep == 1 and sh.dp == 1):
         return 0.0                                   # plain TP experts: inside the TP all-reduces
     dispatch = 1.0 if precision_bytes(s.weight_precision) <= 1 else ACT_BYTES
-    per_token = m.hidden * (dispatch + ACT_BYTES) * (m.moe.top_k if sh.ep > 1 else 1)
-    nbytes = n / sh.tp * per_token * (group - 1) / group
+    gather = sh.ep > 1 and sh.dp > 1 and _moe_communication(s.engine.name) == "all-gather"
+    copies = (group - 1) if gather else (m.moe.top_k if sh.ep > 1 else 1) * (group - 1) / group
+    nbytes = n / sh.tp * m.hidden * (dispatch + ACT_BYTES) * copies
     local = min(group, s.network.nvlink_domain)
     on_nvlink = nbytes * (local - 1) / max(group - 1, 1)
     on_rdma = nbytes - on_nvlink
     rdma = _rdma(s)
     t_rdma = on_rdma / rdma if on_rdma > 0 and rdma > 0 else (math.inf if on_rdma > 0 else 0.0)
     per_layer = max(on_nvlink / _nvlink(s), t_rdma) + 2 * s.constants.ep_latency_s
-    return moe_layers * per_layer * s.constants.ep_exposed
+    return moe_layers * per_layer * (1.0 if gather else s.constants.ep_exposed)
+
+
+def _moe_communication(engine: str) -> str:
+    table = serving_defaults().engines.get(engine, {})
+    entry = table.get("moe_communication")
+    return str(entry.value) if entry is not None else "all-to-all"
 
 
 def _pipeline_send(s: ServingSetup, n: float) -> float:
