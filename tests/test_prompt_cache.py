@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 import yaml
 
 from tests.builders import topology_of
-from tests.helpers import FIXTURES, cli, rel
+from tests.helpers import FIXTURES, ROOT, cli, rel
 from validator.derive.estimate.inference import pools
 from validator.derive.estimate.operating import prefill_rate, prefill_requests
 
@@ -51,3 +52,13 @@ def test_production_layout_validates():
     _, out, _ = cli("validate", rel(LAYOUT), "--format", "json")
     findings = json.loads(out)["files"][0]["findings"]
     assert [f["rule"] for f in findings if f["severity"] == "error"] == []
+
+
+def test_production_estimate_matches_the_estimate_schema():
+    # the `deepseek` engine is a value of the estimate's JSON schema too
+    code, out, err = cli("estimate", rel(LAYOUT), "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"] == "deepseek"
+    schema = json.loads((ROOT / "schemas" / "estimate.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
