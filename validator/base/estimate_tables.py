@@ -139,6 +139,7 @@ class ServingEfficiency:
     ep_latency_us: float
     ep_exposed: float
     source: str
+    flashmla: dict[str, tuple[float, float]]     # family -> (share of the 16-bit peak, share of HBM bandwidth)
 
 
 @fact
@@ -174,7 +175,9 @@ def efficiency() -> Efficiency:
     serving_table = ServingEfficiency({str(k): _floats(v) for k, v in s["gpus"].items()}, _names(s["family"]),
                                       str(s["default_family"]), float(s["allreduce_latency_us"]["value"]),
                                       float(s["ep_latency_us"]["value"]), float(s["ep_exposed"]["value"]),
-                                      str(s["source"]))
+                                      str(s["source"]),
+                                      {str(k): (float(v["compute"]), float(v["memory"]))
+                                       for k, v in s.get("flashmla", {}).items()})
     communication = _floats(values("efficiency.yaml", "communication"))
     return Efficiency(_training_table(data["training"]), serving_table, communication,
                       _floats(values("efficiency.yaml", "host_link")))

@@ -131,7 +131,7 @@ Ms = float | None
 class InferenceEstimate(_Common):
     kind: Literal["inference"]
     mode: Literal["aggregated", "disaggregated"]
-    engine: Literal["vllm", "sglang", "trtllm"]
+    engine: Literal["vllm", "sglang", "trtllm", "deepseek"]
     weights_gb_per_gpu: float
     kv_bytes_per_token: int = Field(description="Whole model, all layers, exact")
     kv_bytes_per_token_per_gpu: int = Field(description="One GPU of an attention rank, exact")

@@ -51,8 +51,10 @@ class Speculative(Model):
 
 
 class Engine(Model):
-    name: Literal["vllm", "sglang", "trtllm"] = Field(
-        "vllm", description="Serving engine whose scheduler defaults apply (validator/data/serving.yaml).")
+    name: Literal["vllm", "sglang", "trtllm", "deepseek"] = Field(
+        "vllm", description="Serving engine whose scheduler defaults apply (validator/data/serving.yaml); "
+        "`deepseek`: DeepSeek's own inference system (FlashMLA decode attention, decode all-to-all that frees "
+        "the SMs and runs beside the other micro-batch's attention).")
     max_num_seqs: Count | None = Field(
         None, description="Most sequences one attention rank batches at once (vLLM max_num_seqs, SGLang "
         "max_running_requests, TensorRT-LLM max_batch_size); the KV pool may cap it lower.")

@@ -3,10 +3,12 @@ rules, the BOM summary). Shape of the JSON: schemas/estimate.schema.json."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from validator.base.facts import fact
+from validator.derive.estimate.engine import serving_constants
 from validator.derive.estimate.goodput import Goodput
 from validator.derive.estimate.hardware import gbps_per_gpu
 from validator.derive.estimate.inference import InferenceEstimate, Pool, estimate_inference, transfer_of
@@ -130,4 +132,10 @@ def _serving_trust(topology: Topology, inf: InferenceEstimate) -> Trust:
         k: getattr(inf, k) for k in ("output_tokens_per_s_per_gpu", "total_tokens_per_s_per_gpu",
                                       "requests_per_s_per_replica", "fleet_capacity_qps", "ttft_ms",
                                       "ttft_p50_ms", "tpot_ms", "tpot_p50_ms")}
-    return serving_trust(values, r.model.moe is not None, figures)
+    trust = serving_trust(values, r.model.moe is not None, figures)
+    c = serving_constants(r.gpu.id)
+    if c.calibrated:
+        return trust
+    why = (f"serving constants UNCALIBRATED for {r.gpu.id}: no set for its architecture, the {c.family} "
+           "set is borrowed (validator/data/efficiency.yaml serving.default_family)")
+    return dataclasses.replace(trust, outside_fit=(*trust.outside_fit, why))

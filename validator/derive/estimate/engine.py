@@ -68,6 +68,8 @@ class ServingConstants:
     fabric_efficiency: float
     family: str
     source: str
+    calibrated: bool = True           # False: no set for this GPU's architecture; `family` is borrowed
+    flashmla: tuple[float, float] | None = None     # FlashMLA's (peak share, bandwidth share) on this family
 
 
 @cache
@@ -83,7 +85,8 @@ def serving_constants(gpu_id: str) -> ServingConstants:
         seq_overhead_s=g["seq_overhead_us"] / 1e6,
         allreduce_latency_s=s.allreduce_latency_us / 1e6, ep_latency_s=s.ep_latency_us / 1e6,
         ep_exposed=s.ep_exposed, nvlink_efficiency=comm["nvlink_efficiency"],
-        fabric_efficiency=comm["fabric_efficiency"], family=family, source=s.source)
+        fabric_efficiency=comm["fabric_efficiency"], family=family, source=s.source,
+        calibrated=gpu_id in s.family, flashmla=s.flashmla.get(family))
 
 
 @fact

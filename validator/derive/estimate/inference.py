@@ -245,6 +245,7 @@ def _assumptions(p: Pool, loaded: bool) -> dict[str, Any]:
         "tp": s.shape.tp, "pp": s.shape.pp, "ep": s.shape.ep, "dp_attention": s.shape.dp,
         "gemm_efficiency": c.gemm, "expert_gemm_efficiency": c.expert_gemm, "attention_efficiency": c.attention,
         "memory_efficiency": c.memory, "constants": c.family, "constants_source": c.source,
+        "constants_calibrated": c.calibrated,
         "rdma_gbps_per_gpu": s.network.rdma_gbps_per_gpu,
         "arrivals": "Poisson at the target load, split evenly over the planned replicas" if loaded else
         "no target load: latency of a lightly loaded replica",

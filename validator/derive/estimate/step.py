@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
+from validator.base.estimate_tables import serving as serving_defaults
 from validator.base.facts import fact
 from validator.derive.estimate.engine import EngineSettings, Network, ServingConstants
 from validator.derive.estimate.hardware import peak_flops
@@ -79,6 +80,9 @@ class _Fixed:
     attn_decode: float
     attn_prefill: float
     overhead: float
+    d_peak: float         # decode attention's compute rate and bandwidth (`_decode_kernel`)
+    d_bw: float
+    sm_free: bool         # decode all-to-all beside the other micro-batch's attention (DeepSeek)
 
 
 # id(setup) -> (setup, its terms); the setup is kept alive, so its id is not reused while cached
@@ -106,7 +110,9 @@ def _fixed(s: ServingSetup) -> _Fixed:
         wb=wb, dense_params=dense_params, dense_bytes=dense_params * wb,
         kv_gpu=kv_bytes_per_token_per_gpu(m, s.kv_precision, sh.tp, sh.pp),
         attn_decode=attention_flops(m, True), attn_prefill=attention_flops(m, False),
-        overhead=c.step_overhead_s + stage * c.layer_overhead_s)
+        overhead=c.step_overhead_s + stage * c.layer_overhead_s,
+        sm_free=_engine_setting(s.engine.name, "moe_communication") == "all-to-all-sm-free",
+        **_decode_kernel(s))
     if len(_FIXED) >= 256:
         _FIXED.clear()
     _FIXED[id(s)] = (s, fixed)
@@ -127,16 +133,42 @@ def step_time(s: ServingSetup, dec: float, dec_ctx: float, pf: float, pf_ctx: fl
         flops = 2 * n * k * moe_l * p.expert / sh.tp
         parts["experts"] = _experts(flops, f.e_peak, local * touched * wb, bw)
     kv_gpu = f.kv_gpu
-    parts["attention"] = _roofline(dec * q * dec_ctx * stage * f.attn_decode / sh.tp, f.a_peak,
-                                   dec * dec_ctx * kv_gpu, bw) + \
+    parts["attention"] = _roofline(dec * q * dec_ctx * stage * f.attn_decode / sh.tp, f.d_peak,
+                                   dec * dec_ctx * kv_gpu, f.d_bw) + \
         _roofline(pf * pf_ctx * stage * f.attn_prefill / sh.tp, f.a_peak, pf * kv_gpu, bw)
     parts["tp"] = _tp_allreduce(s, n, stage)
-    parts["ep"] = _expert_all_to_all(s, n, moe_l)
+    beside = f.sm_free and dec > 0 and not pf and "experts" in parts
+    parts["ep"] = _expert_all_to_all(s, n, moe_l, whole=beside)
+    if beside:
+        _beside_attention(parts)
     if q > 1 and dec:
         parts["draft"] = _draft(parts, q, stage, dec * q / n)
     parts["pp"] = _pipeline_send(s, n)
     parts["overhead"] = f.overhead + s.constants.seq_overhead_s * (dec + (1.0 if pf else 0.0))
     return Step(sum(parts.values()), parts)
+
+
+def _decode_kernel(s: ServingSetup) -> dict[str, float]:
+    """Decode attention's compute rate and bandwidth: absorbed MLA (16-bit KV) in an engine that runs
+    FlashMLA, on a family with FlashMLA's published rates (validator/data/efficiency.yaml serving.flashmla),
+    at those rates; otherwise the fitted attention share and memory efficiency."""
+    c, g = s.constants, s.gpu
+    kv8 = precision_bytes(s.kv_precision) <= 1
+    if s.model.mla is not None and not kv8 and c.flashmla is not None and \
+            _engine_setting(s.engine.name, "decode_attention") == "flashmla":
+        return {"d_peak": peak_flops(g, "bf16") * c.flashmla[0], "d_bw": g.memory_bandwidth_tbs * 1e12 * c.flashmla[1]}
+    return {"d_peak": peak_flops(g, "fp8" if kv8 else "bf16") * c.attention,
+            "d_bw": g.memory_bandwidth_tbs * 1e12 * c.memory}
+
+
+def _beside_attention(parts: dict[str, float]) -> None:
+    """DeepSeek's decode (profile-data README, DeepSeek-V3 report 3.4.2): two micro-batches, the dispatch,
+    expert GEMMs and combine of one beside the attention of the other; the all-to-all frees the SMs. A
+    layer takes max(attention, experts + all-to-all): what exceeds the attention stays exposed, split
+    between the two in proportion."""
+    moe = parts["experts"] + parts["ep"]
+    over = max(0.0, moe - parts["attention"])
+    parts["experts"], parts["ep"] = over * parts["experts"] / moe, over * parts["ep"] / moe
 
 
 def _experts(flops: float, peak: float, nbytes: float, bandwidth: float) -> float:
@@ -176,10 +208,15 @@ def _tp_allreduce(s: ServingSetup, n: float, stage: float) -> float:
     return 2 * stage * one
 
 
-def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float) -> float:
+def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float, whole: bool = False) -> float:
     """Dispatch (FP8 with an 8-bit weight precision, else 16 bit) and combine (16 bit) of each token to
     its top-k experts, the share on other GPUs of the expert group; NVLink and RDMA legs in parallel.
-    Experts sharded by TP only (ep 1) over several attention ranks gather and scatter instead."""
+    Experts sharded by TP only (ep 1) over several attention ranks gather and scatter instead.
+    Engines whose expert parallelism under attention DP is an all-gather of every rank's tokens and a
+    reduce-scatter of the outputs (TensorRT-LLM, validator/data/serving.yaml `moe_communication`) move
+    `g - 1` copies of each rank's tokens instead of `k (g - 1) / g`, in the compute stream: none of it
+    is hidden behind another micro-batch (`ep_exposed` is the share two-batch overlap leaves exposed;
+    `whole`: the whole time, for the caller to overlap)."""
     sh, m = s.shape, s.model
     if m.moe is None or n <= 0 or not moe_layers:
         return 0.0
@@ -187,15 +224,22 @@ def _expert_all_to_all(s: ServingSetup, n: float, moe_layers: float) -> float:
     if group <= 1 or (sh.ep == 1 and sh.dp == 1):
         return 0.0                                   # plain TP experts: inside the TP all-reduces
     dispatch = 1.0 if precision_bytes(s.weight_precision) <= 1 else ACT_BYTES
-    per_token = m.hidden * (dispatch + ACT_BYTES) * (m.moe.top_k if sh.ep > 1 else 1)
-    nbytes = n / sh.tp * per_token * (group - 1) / group
+    gather = sh.ep > 1 and sh.dp > 1 and _engine_setting(s.engine.name, "moe_communication") == "all-gather"
+    copies = (group - 1) if gather else (m.moe.top_k if sh.ep > 1 else 1) * (group - 1) / group
+    nbytes = n / sh.tp * m.hidden * (dispatch + ACT_BYTES) * copies
     local = min(group, s.network.nvlink_domain)
     on_nvlink = nbytes * (local - 1) / max(group - 1, 1)
     on_rdma = nbytes - on_nvlink
     rdma = _rdma(s)
     t_rdma = on_rdma / rdma if on_rdma > 0 and rdma > 0 else (math.inf if on_rdma > 0 else 0.0)
     per_layer = max(on_nvlink / _nvlink(s), t_rdma) + 2 * s.constants.ep_latency_s
-    return moe_layers * per_layer * s.constants.ep_exposed
+    return moe_layers * per_layer * (1.0 if gather or whole else s.constants.ep_exposed)
+
+
+def _engine_setting(engine: str, key: str) -> str | None:
+    """How an engine runs a kernel class (validator/data/serving.yaml `engines`), None if not stated."""
+    entry = serving_defaults().engines.get(engine, {}).get(key)
+    return None if entry is None else str(entry.value)
 
 
 def _pipeline_send(s: ServingSetup, n: float) -> float:
