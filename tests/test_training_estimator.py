@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import ROOT
-from tests.training_runs import runs
+from tests.training_runs import fit_runs, runs
 from validator.derive.estimate.compute import head_compute, layer_compute
 from validator.derive.estimate.constants import (
     FITTED,
@@ -357,7 +357,7 @@ IN_SAMPLE_MEDIAN = {"korthikanti": 0.122, "narayanan": 0.043, "nemo-24.07": 0.04
 
 def test_in_sample_error_per_family_does_not_regress():
     by: dict[str, list[float]] = {}
-    for r in runs():
+    for r in fit_runs():
         by.setdefault(r.family, []).append(abs(estimate_training(r.setup).step_time_s / r.step_time_s - 1))
     assert set(by) == set(IN_SAMPLE_MEDIAN)
     for family, errs in by.items():
