@@ -66,6 +66,7 @@ CONVENTION = {
     "megatron-lm": "72 B s l h^2 (1 + s/6h + V/12lh): model FLOPs, full s^2 (Korthikanti)",
     "nemo-long-context": "NeMo FLOPs callback of the 24.03/25.04 containers: matmuls, full s^2, logits",
     "llama3": "PaLM: (6 N + 12 l h s) per token, N = all parameters",
+    "kempnerforge": "(6 (N - V h) + 12 l h s) per token: N less the input embedding (reproduces its MFU and tokens/s)",
 }
 
 GB300 = Gpu(id="gb300", name="NVIDIA GB300 (per GPU, NVL72)", vendor="nvidia", form_factor="superchip",
@@ -291,6 +292,8 @@ def convention_flops(run_family: str, s: TrainingSetup) -> float:
         return 72 * b * seq * layers * h * h * (1 + seq / (6 * h) + v / (12 * layers * h))
     if run_family == "llama3":
         return (6 * m.params_b * 1e9 + 12 * layers * h * seq) * b * seq
+    if run_family == "kempnerforge":
+        return (6 * (m.params_b * 1e9 - v * h) + 12 * layers * h * seq) * b * seq
     from validator.derive.estimate.flops import training_model_flops
 
     return training_model_flops(m, seq, b * seq, convention="full")
