@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.fit import Fit, fit_all, own_key  # noqa: E402
-from tests.training_runs import FAMILIES, Run, excluded, runs  # noqa: E402
+from tests.training_runs import FAMILIES, HELD_OUT_ONLY, Run, excluded, runs  # noqa: E402
 from validator.derive.estimate.constants import training_table  # noqa: E402
 
 GOAL_MEDIAN, GOAL_MAX = 0.07, 0.20
@@ -39,10 +39,11 @@ def rel(log_err: float) -> float:
 
 
 def held_out(all_runs: list[Run], base: Fit, iters: int, log: bool) -> dict[str, float]:
-    """Relative error of every run under constants fitted without its family."""
-    out: dict[str, float] = {}
-    for family in sorted({r.family for r in all_runs}):
-        rest = [r for r in all_runs if r.family != family]
+    """Relative error of every run under constants fitted without its family (a held-out-only source is
+    never fitted: the shipped constants are already fitted without it)."""
+    out: dict[str, float] = {r.id: rel(base.error(r)) for r in all_runs if r.family in HELD_OUT_ONLY}
+    for family in sorted({r.family for r in all_runs} - set(HELD_OUT_ONLY)):
+        rest = [r for r in all_runs if r.family != family and r.family not in HELD_OUT_ONLY]
         start = Fit({k: dict(v) for k, v in base.sets.items()}, dict(base.shared))
         keep = {own_key(r) for r in rest}
         start.sets = {k: v for k, v in start.sets.items() if k in keep}
@@ -61,17 +62,25 @@ def in_split(run: Run) -> bool:
 
 
 def split_held_out(all_runs: list[Run], base: Fit, iters: int) -> dict[str, float]:
-    rest = [r for r in all_runs if not in_split(r)]
+    rest = [r for r in all_runs if not in_split(r) and r.family not in HELD_OUT_ONLY]
     start = Fit({k: dict(v) for k, v in base.sets.items()}, dict(base.shared))
     keep = {own_key(r) for r in rest}
     start.sets = {k: v for k, v in start.sets.items() if k in keep}
     fit = fit_all(rest, rounds=1, iters=iters, start=start)
-    return {r.id: rel(fit.error(r)) for r in all_runs if in_split(r)}
+    return {r.id: rel(fit.error(r)) for r in all_runs if in_split(r) and r.family not in HELD_OUT_ONLY}
 
 
 def summary(values: list[float]) -> tuple[float, float]:
     a = [abs(v) for v in values]
     return statistics.median(a), max(a)
+
+
+def in_sample_cells(values: list[float]) -> str:
+    """In-sample median and max, or '-' for a source no fit has seen."""
+    if not values:
+        return "- | -"
+    im, ix = summary(values)
+    return f"{100 * im:.1f} % | {100 * ix:.1f} %"
 
 
 def table(all_runs: list[Run], ins: dict[str, float], out: dict[str, float], split: dict[str, float]) -> list[str]:
@@ -81,16 +90,16 @@ def table(all_runs: list[Run], ins: dict[str, float], out: dict[str, float], spl
     fams = sorted({r.family for r in all_runs}, key=lambda f: list(labels).index(f))
     for fam in [*fams, "all"]:
         sel = [r for r in all_runs if fam in ("all", r.family)]
-        im, ix = summary([ins[r.id] for r in sel])
         hm, hx = summary([out[r.id] for r in sel])
         keys = sorted({own_key(r) for r in sel})
-        rest = {own_key(r) for r in all_runs if r.family != fam}
+        rest = {own_key(r) for r in all_runs if r.family != fam and r.family not in HELD_OUT_ONLY}
         lost = [k for k in keys if k not in rest] if fam != "all" else []
         gpus = sorted({r.setup.gpu.id for r in sel}) if fam != "all" else ["all"]
         flag = "" if hm <= GOAL_MEDIAN and hx <= GOAL_MAX else " (misses)"
         held = [split[r.id] for r in sel if r.id in split]
         fixed = f"{len(held)}, {100 * summary(held)[0]:.1f} %, {100 * summary(held)[1]:.1f} %" if held else "-"
-        lines.append(f"| {fam}{flag} | {len(sel)} | {', '.join(gpus)} | {100 * im:.1f} % | {100 * ix:.1f} % | "
+        fitted = in_sample_cells([ins[r.id] for r in sel if r.family not in HELD_OUT_ONLY])
+        lines.append(f"| {fam}{flag} | {len(sel)} | {', '.join(gpus)} | {fitted} | "
                      f"{100 * hm:.1f} % | {100 * hx:.1f} % | {fixed} | {', '.join(lost) or '-'} |")
     return lines
 

@@ -1,4 +1,5 @@
-"""Fit the estimator's training constants to every published run (tests/training_runs.py): one set per
+"""Fit the estimator's training constants to every published run (tests/training_runs.py) except the
+held-out-only sources (`HELD_OUT_ONLY`): one set per
 GPU type and precision, inside `training.bounds`, plus the shared scale constants; print them, and with
 --write put them into validator/data/efficiency.yaml (`training.sets` / `training.shared`), with each
 set's run count and held-out uncertainty when benchmarks/accuracy_training.py has measured it.
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.fit import Fit, fit_all, own_key  # noqa: E402
-from tests.training_runs import runs  # noqa: E402
+from tests.training_runs import fit_runs  # noqa: E402
 
 YAML = ROOT / "validator" / "data" / "efficiency.yaml"
 
@@ -50,7 +51,7 @@ def main() -> None:
     parser.add_argument("--uncertainty", type=Path, help="per-set held-out uncertainty from accuracy_training.py")
     parser.add_argument("--keep", action="store_true", help="keep the shipped constants (with --uncertainty)")
     opts = parser.parse_args()
-    selected = runs()
+    selected = fit_runs()
     if opts.keep:
         from benchmarks.accuracy_training import shipped
 

@@ -30,7 +30,7 @@ from benchmarks.fit import own_key  # noqa: E402
 from tests.published import error as static_error  # noqa: E402
 from tests.published import published_value, rows  # noqa: E402
 from tests.serving_published import cases, estimate  # noqa: E402
-from tests.training_runs import runs  # noqa: E402
+from tests.training_runs import fit_runs, runs  # noqa: E402
 from validator.derive.estimate.constants import training_table  # noqa: E402
 
 LEVEL = (0.05, 0.95)
@@ -134,7 +134,7 @@ def _range(values: Iterable[float]) -> list[float]:
 
 
 def envelopes() -> dict[str, dict[str, object]]:
-    all_runs = list(runs())
+    all_runs = list(fit_runs())      # the runs the constants were fitted on
     sets = sorted(training_table().sets)
     training = {"gpus": _range(r.setup.gpus for r in all_runs),
                 "sequence_length": _range(r.setup.seq for r in all_runs),

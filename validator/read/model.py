@@ -320,6 +320,10 @@ class Training(Model):
         None, description="Fine-tuning with frozen weights (LoRA adapters, partial unfreezing): the parameters "
         "trained, billions. Frozen weights keep no gradients or optimizer state, compute no weight gradients "
         "and are never reduced over data parallel. Default: every parameter is trained.")
+    mtp_layers: Annotated[int, Field(ge=0, le=8)] = Field(
+        0, description="Multi-token prediction modules trained with the model (DeepSeek-V3: 1): each is one more "
+        "transformer layer, a 2h x h projection and one more pass through the LM head and loss, on the last "
+        "pipeline stage.")
     tokens: Annotated[float, Field(gt=0, le=1e16)] | None = Field(
         None, description="Token budget of the run (for time-to-train), e.g. 15e12.")
     checkpoint: Checkpoint | None = Field(None, description="Checkpoint write-time target and interval.")

@@ -78,6 +78,14 @@ def forward_flops_per_token(model: LlmModel, seq: int, *, convention: str = "cau
     return model.layers * per_layer + head
 
 
+def mtp_flops_per_token(model: LlmModel, seq: int, mtp_layers: int, convention: str = "causal") -> float:
+    """Forward FLOPs of the multi-token prediction modules for one token (DeepSeek-V3 report, section 2.2):
+    each is one transformer layer, the projection of [h; embedding] (2h -> h) and the shared LM head again.
+    DeepSeek-V3 at 4K: 3 x (forward + one module) = 260.6 GFLOP per token, Megatron-Bridge's 260.0."""
+    layer = 2 * layer_matmul_params(model) + attention_flops_per_token(model, seq, convention)
+    return mtp_layers * (layer + 2 * 2 * model.hidden * model.hidden + 2 * model.vocab * model.hidden)
+
+
 def weight_flops_per_token(model: LlmModel) -> float:
     """Forward FLOPs of the weight matmuls for one token (layers and LM head, no attention scores): the
     weight-gradient matmuls backward adds for trained weights are as many."""

@@ -97,6 +97,7 @@ class TrainingSetup:
     activation_offload: float = 0.0   # share of activation memory held in host memory
     tokens: float | None = None
     trainable_share: float = 1.0      # trained parameters over the model's (LoRA / frozen weights: < 1)
+    mtp_layers: int = 0               # multi-token prediction modules on the last stage (DeepSeek-V3: 1)
 
     @property
     def gpus(self) -> int:

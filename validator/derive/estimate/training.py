@@ -19,10 +19,15 @@ from validator.derive.estimate.comm import cp_time, ep_time, pp_time, tp_time
 from validator.derive.estimate.compute import head_compute, layer_compute, optimizer_time
 from validator.derive.estimate.constants import TrainingConstants, training_constants
 from validator.derive.estimate.data_parallel import DpTraffic, dp_cost, param_split
-from validator.derive.estimate.flops import forward_flops_per_token, recompute_flops_per_token, weight_flops_per_token
+from validator.derive.estimate.flops import (
+    forward_flops_per_token,
+    mtp_flops_per_token,
+    recompute_flops_per_token,
+    weight_flops_per_token,
+)
 from validator.derive.estimate.hardware import peak_flops
 from validator.derive.estimate.offload import offload_exposed
-from validator.derive.estimate.setup import TrainingSetup
+from validator.derive.estimate.setup import TrainingSetup, default_stage_layers
 
 MFU_CONVENTION = ("model FLOPs = matmuls, training = 3 x forward, attention scores counted as a causal kernel "
                   "executes them (half of s^2); dense peak at the design's precision")
@@ -69,16 +74,36 @@ def _slot(s: TrainingSetup, c: TrainingConstants) -> _Slot:
     tp_exp, ep_exp = tp * (c.tp_overlap_exposed if s.tp_comm_overlap else c.tp_exposed), ep * c.ep_exposed
     per_layer = lc.train + lc.recompute + tp_exp + cp + ep_exp + c.comm_contention * ((tp - tp_exp) + (ep - ep_exp))
     head = head_compute(s, c)
-    stages = s.stage_layers
-    times = [n * per_layer + (head if i == len(stages) - 1 else 0.0) for i, n in enumerate(stages)]
+    stages = _stage_work(s, per_layer, head)
+    last = len(stages) - 1
+    heads = [head * (1 + s.mtp_layers) if i == last else 0.0 for i in range(last + 1)]
+    times = [n * per_layer + heads[i] for i, n in enumerate(stages)]
     k = max(range(len(stages)), key=lambda i: (times[i], i))
     n = stages[k]
-    head_k = head if k == len(stages) - 1 else 0.0
+    head_k = heads[k]
     return _Slot(time=times[k], forward=n * lc.forward + head_k / 3, backward=n * 2 * lc.forward + 2 * head_k / 3,
                  compute=n * lc.train + head_k, recompute=n * lc.recompute,
                  tp=n * (tp_exp + c.comm_contention * (tp - tp_exp)), cp=n * cp,
                  ep=n * (ep_exp + c.comm_contention * (ep - ep_exp)), layers=max(1, n),
                  ep_ratio=ep / (lc.train + lc.recompute) if ep > 0 else 0.0)
+
+
+def _stage_work(s: TrainingSetup, per_layer: float, head: float) -> list[int]:
+    """Layers each pipeline stage runs per micro-batch, multi-token prediction modules included: each is one
+    more transformer layer and one more pass through the LM head and the loss (DeepSeek-V3 report, 2.2), on
+    the last stage (its 2h x h projection, 6 % of a DeepSeek-V3 module's FLOPs, is not timed). Without a
+    declared layout the last stage gets the decoder layers that balance the pipeline around the modules, as
+    Megatron's DeepSeek-V3 layouts give the module and the loss a stage share of their own
+    ("Et*3|(tt|)*29,m|L"); a declared layout counts decoder layers, and the modules come on top of its
+    last stage."""
+    k, p = s.mtp_layers, s.pp
+    if k and not s.pipeline_layers and p > 1:
+        def slowest(last: int) -> float:
+            rest = max(default_stage_layers(s.model.layers - last, p - 1))
+            return max(rest * per_layer, (last + k) * per_layer + (1 + k) * head)
+        last = min(range(s.model.layers + 1), key=lambda n: (slowest(n), -n))
+        return [*default_stage_layers(s.model.layers - last, p - 1), last + k]
+    return [n + (k if i == p - 1 else 0) for i, n in enumerate(s.stage_layers)]
 
 
 def estimate_training(s: TrainingSetup, c: TrainingConstants | None = None) -> TrainingEstimate:
@@ -111,10 +136,13 @@ def _result(s: TrainingSetup, c: TrainingConstants, step: float, breakdown: dict
     tokens = s.global_batch * s.seq
     peak = peak_flops(s.gpu, s.precision)
     frozen = (1 - s.trainable_share) * weight_flops_per_token(model)    # weight gradients not computed
-    model_flops = (3 * forward_flops_per_token(model, s.seq) - frozen) * tokens
-    full_flops = (3 * forward_flops_per_token(model, s.seq, convention="full") - frozen) * tokens
-    executed = 3 * forward_flops_per_token(model, s.seq, convention="causal" if s.flash_attention else "full")
-    executed -= frozen
+    mtp = 3 * mtp_flops_per_token(model, s.seq, s.mtp_layers)
+    model_flops = (3 * forward_flops_per_token(model, s.seq) + mtp - frozen) * tokens
+    full_flops = (3 * (forward_flops_per_token(model, s.seq, convention="full")
+                       + mtp_flops_per_token(model, s.seq, s.mtp_layers, "full")) - frozen) * tokens
+    run = "causal" if s.flash_attention else "full"
+    executed = 3 * (forward_flops_per_token(model, s.seq, convention=run)
+                    + mtp_flops_per_token(model, s.seq, s.mtp_layers, run)) - frozen
     executed += recompute_flops_per_token(model, s.seq, s.recompute, s.recompute_share, s.flash_attention)
     comm = sum(breakdown[k] for k in ("tp", "cp", "ep", "pp", "dp", "offload"))
     return TrainingEstimate(

@@ -50,7 +50,8 @@ def training_setup(topology: Topology) -> TrainingSetup:
         dp_comm_overlap=t.dp_comm_overlap,
         flash_attention=t.flash_attention, sharding=Sharding(t.zero_stage, t.sharding_group),
         fabric=fabric_path(topology), pipeline_layers=tuple(t.pipeline_layers) if t.pipeline_layers else None,
-        activation_offload=t.activation_offload, tokens=t.tokens, trainable_share=trainable_share(r.model, t))
+        activation_offload=t.activation_offload, tokens=t.tokens, trainable_share=trainable_share(r.model, t),
+        mtp_layers=t.mtp_layers)
 
 
 def trainable_share(model: LlmModel, t: Training) -> float:
