@@ -63,10 +63,11 @@ class Plan:
                                      if catalog.find("nic", links.nic)}
         self._cages: dict[tuple[str, str, bool], Cage] = {}
         self._namers: dict[tuple[str, str], Callable[[int | str], str]] = {}
+        self._rack_lists: dict[tuple[str, str], list[int]] = {}
 
     @cached_property
     def _server_racks(self) -> list[int]:
-        return [self.layout.server(s).rack for s in range(self.topology.servers)]
+        return self.topology.racks.server_racks(self.topology.servers)
 
     def place(self, fabric: str, role: str, index: int) -> Place:
         if role == "server":
@@ -131,12 +132,14 @@ class Plan:
 
     def rack_lists(self, fabric: str) -> Callable[[str], list[int]]:
         """The rack of every device of a role on a fabric (a list per role, built once)."""
-        racks: dict[str, list[int]] = {"server": self._server_racks}
+        racks = self._rack_lists
 
         def of(role: str) -> list[int]:
-            found = racks.get(role)
+            if role == "server":
+                return self._server_racks
+            found = racks.get((fabric, role))
             if found is None:
-                found = racks[role] = self._racks_of(fabric, role)
+                found = racks[(fabric, role)] = self._racks_of(fabric, role)
             return found
         return of
 

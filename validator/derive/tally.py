@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from validator.derive.link_arrays import Segment, cage_groups, multi_peer, segments, use
+from validator.derive.link_arrays import Segment, cage_groups, grouped, multi_peer, segments, unique, use
 from validator.derive.links import LinkTuple
-from validator.derive.media import KINDS, Cage, Media
+from validator.derive.media import KINDS, Media
 from validator.derive.pairs import LinkSummary, Usage
 from validator.expand.topology import SWITCH_ROLES
 from validator.resolve.catalog.entries import Transceiver
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 # a class of links: what the media choice depends on besides the cages' group
 # (fabric, a_role, z_role, a_rack, z_rack, speed, a_lanes, z_lanes, a_form, z_form)
 I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
 LinkClass = tuple[str, str, str, int, int, float, int, int, tuple[str, str | None], tuple[str, str | None]]
 
 
@@ -115,9 +116,7 @@ class CagePlan:
                     use(usage, seg)
                     yield self._segment(fabric, seg)
             elif seg:
-                for a_role, a_i, _a_port, z_role, z_i, _z_port, speed in seg:
-                    usage.add(a_role, a_i, z_role, z_i, 1, speed)
-                yield self._tuples(fabric, seg)
+                yield self._tuples(fabric, seg, usage)
         self.summaries[fabric] = usage.summary()
 
     def _class(self, key: LinkClass) -> int:
@@ -138,52 +137,56 @@ class CagePlan:
     def _segment(self, fabric: str, seg: Segment) -> tuple[I32, I32, I32, I32, I32]:
         """One array segment: cages by arithmetic, classes by the distinct (racks, cage types) it holds,
         numbered in order of first appearance as a walk link by link would."""
-        plan, index = self.plan, self.plan.cages
+        a, z, first, class_of, inverse = self._distinct(fabric, seg)
+        ids = np.zeros(len(first), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():
+            ids[u] = self._class(class_of(u))
+        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
+                ids[inverse].astype(np.int32))
+
+    def _distinct(self, fabric: str, seg: Segment) -> tuple[I64, I64, I64, Callable[[int], LinkClass], I64]:
+        """(A cages, Z cages, first link of each distinct class, its class, the distinct class of each link)."""
+        index = self.plan.cages
         a, ta, a_types = index.arrays(fabric, seg.a_role, seg.a_idx, seg.a_port)
         z, tz, z_types = index.arrays(fabric, seg.z_role, seg.z_idx, seg.z_port)
-        racks = plan.rack_lists(fabric)
-        a_racks, z_racks = np.array(racks(seg.a_role), dtype=np.int64), np.array(racks(seg.z_role), dtype=np.int64)
+        racks = self.plan.rack_lists(fabric)
+        a_racks, z_racks = _racks(racks(seg.a_role), seg.a_idx), _racks(racks(seg.z_role), seg.z_idx)
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
-        key = ((a_racks[seg.a_idx] * n_racks + z_racks[seg.z_idx]) * len(a_types) + ta) * len(z_types) + tz
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        ids = np.zeros(len(uniq), dtype=np.int64)
-        for u in np.argsort(first, kind="stable").tolist():
+        key = ((a_racks * n_racks + z_racks) * len(a_types) + ta) * len(z_types) + tz
+        uniq, first, _n, inverse = unique(key, inverse=True)
+        assert inverse is not None
+
+        def class_of(u: int) -> LinkClass:
             rest, t_z = divmod(int(uniq[u]), len(z_types))
             rest, t_a = divmod(rest, len(a_types))
             a_rack, z_rack = divmod(rest, n_racks)
             (a_lanes, a_form), (z_lanes, z_form) = a_types[t_a], z_types[t_z]
             if node and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
                 a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
-            ids[u] = self._class((fabric, seg.a_role, seg.z_role, a_rack, z_rack, seg.speed, a_lanes, z_lanes,
-                                  a_form, z_form))
-        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
-                ids[inverse.ravel()].astype(np.int32))
+            return (fabric, seg.a_role, seg.z_role, a_rack, z_rack, seg.speed, a_lanes, z_lanes, a_form, z_form)
+        return a, z, first, class_of, inverse
 
-    def _tuples(self, fabric: str, links: list[LinkTuple]) -> tuple[I32, I32, I32, I32, I32]:
-        """Links given one by one (appliances, management ports)."""
-        plan, index = self.plan, self.plan.cages
-        racks = plan.rack_lists(fabric)
-        ends: dict[str, tuple[Callable[[int, int | str], tuple[int, int, Cage]], list[int], bool]] = {}
-        out: tuple[list[int], ...] = ([], [], [], [], [])
-        for a_role, a_i, a_port, z_role, z_i, z_port, speed in links:
-            a_end = ends.get(a_role)
-            if a_end is None:
-                a_end = ends[a_role] = (index.resolver(fabric, a_role), racks(a_role),
-                                        index.block(fabric, a_role).node)
-            z_end = ends.get(z_role)
-            if z_end is None:
-                z_end = ends[z_role] = (index.resolver(fabric, z_role), racks(z_role), False)
-            a, a_lanes, a_form = a_end[0](a_i, a_port)
-            z, z_lanes, z_form = z_end[0](z_i, z_port)
-            if a_end[2] and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
-                a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
-            c = self._class((fabric, a_role, z_role, a_end[1][a_i], z_end[1][z_i], speed, a_lanes, z_lanes,
-                             a_form, z_form))
-            for column, value in zip(out, (a, z, a_i, z_i, c), strict=True):
-                column.append(value)
-        a_arr, z_arr, ai_arr, zi_arr, c_arr = (np.array(column, dtype=np.int32) for column in out)
-        return a_arr, z_arr, ai_arr, zi_arr, c_arr
+    def _tuples(self, fabric: str, links: list[LinkTuple], usage: Usage) -> tuple[I32, I32, I32, I32, I32]:
+        """Links given one by one (appliances, management ports): as arrays per (roles, speed), classes numbered
+        in order of first appearance over all of them, as a walk link by link would."""
+        cols = [np.zeros(len(links), dtype=np.int32) for _ in range(5)]
+        done: list[tuple[I64, Callable[[int], LinkClass], I64]] = []
+        found: list[tuple[int, int, int]] = []      # (first link, group, distinct class of it)
+        for seg in grouped(links, SWITCH_ROLES):
+            use(usage, seg)
+            a, z, first, class_of, inverse = self._distinct(fabric, seg)
+            assert seg.where is not None
+            for col, values in zip(cols, (a, z, seg.a_idx, seg.z_idx), strict=False):
+                col[seg.where] = values
+            found.extend((at, len(done), u) for u, at in enumerate(seg.where[first].tolist()))
+            done.append((seg.where, class_of, inverse))
+        ids = [np.zeros(len(inverse), dtype=np.int64) for _w, _c, inverse in done]
+        for _at, g, u in sorted(found):
+            ids[g][u] = self._class(done[g][1](u))
+        for (where, _c, inverse), group_ids in zip(done, ids, strict=True):
+            cols[4][where] = group_ids[inverse]
+        return cols[0], cols[1], cols[2], cols[3], cols[4]
 
     def media(self, k: int) -> Media:
         """The media of link k (the same object for every link with the same choice)."""
@@ -200,19 +203,21 @@ class CagePlan:
         width = int(self.used.max()) + 1
         packed = self.used[a].astype(np.int64) * width + self.used[z]
         packed = (packed * 2 + ~self.multi[a]) * 2 + ~self.multi[z]
-        shapes, shape_of = np.unique(packed, return_inverse=True)
+        shapes, _f, _n, shape_of = unique(packed, inverse=True)
         del packed
-        needs, need_of = np.unique(self.need[ra], return_inverse=True)
-        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of.ravel()
+        needs, _f, _n, need_of = unique(self.need[ra], inverse=True)
+        assert shape_of is not None and need_of is not None
+        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of
         del need_of
-        base = base * len(shapes) + shape_of.ravel()
+        base = base * len(shapes) + shape_of
         del shape_of
         floors = len(KINDS)
         if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
             base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
         while True:
-            uniq, inverse = np.unique(base * floors + self.floor[ra], return_inverse=True)
+            uniq, _f, _n, inverse = unique(base * floors + self.floor[ra], inverse=True)
+            assert inverse is not None
             mids, kinds = np.zeros(len(uniq), dtype=np.int32), np.zeros(len(uniq), dtype=np.int64)
             for u, packed in enumerate(uniq.tolist()):
                 rest, floor = divmod(packed, floors)
@@ -228,11 +233,11 @@ class CagePlan:
                     self.medias.append(m)
                 mids[u], kinds[u] = mid, KINDS.index(m.kind) if m.kind in KINDS else -1
             raised = self.floor.copy()
-            np.maximum.at(raised, ra, kinds[inverse.ravel()].astype(np.int8))
+            np.maximum.at(raised, ra, kinds[inverse].astype(np.int8))
             if np.array_equal(raised, self.floor):
                 break
             self.floor = raised
-        self.mid = array("i", mids[inverse.ravel()].tobytes())
+        self.mid = array("i", mids[inverse].tobytes())
 
 
 def build_tally(plan: Plan) -> Tally:
@@ -284,6 +289,13 @@ def build_tally(plan: Plan) -> Tally:
     return out
 
 
+def _racks(racks: list[int], index: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The rack of each device index (a role that stands in one place answers one rack for any index)."""
+    if not len(racks):
+        return np.full(len(index), racks[0], dtype=np.int64)
+    return np.array(racks, dtype=np.int64)[index]
+
+
 def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
             ) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
     """Links per (class, media[, where]) in order of first appearance, and the position of the first of each."""
@@ -292,7 +304,7 @@ def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, me
     if where is not None:
         width = int(where.max(initial=0)) + 1
         key = pair * width + where
-    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    uniq, first, counts, _i = unique(key)
     del key
     order = np.argsort(first, kind="stable")
     uniq = uniq[order]
@@ -361,7 +373,7 @@ def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt
     """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
     group, where = group[ok], where[ok]
     width = int(where.max(initial=0)) + 1
-    uniq, first, counts = np.unique(group * width + where, return_index=True, return_counts=True)
+    uniq, first, counts, _i = unique(group * width + where)
     order = np.argsort(first, kind="stable")
     g, w = np.divmod(uniq[order], width)
     return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))

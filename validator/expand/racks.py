@@ -98,6 +98,11 @@ class RackPlan:
         g, k = divmod(s, self.servers_per_rack)
         return self.gpu_rack_at[g], k * self.server_ru + 1
 
+    def server_racks(self, servers: int) -> list[int]:
+        """The rack of every server, `server(s)[0]` for s < servers."""
+        at, per = self.gpu_rack_at, self.servers_per_rack
+        return [at[s // per] for s in range(servers)]
+
     def switch(self, fabric: str, role: str, index: int) -> tuple[int, int]:
         return self.switches[(fabric, role)][index]
 
