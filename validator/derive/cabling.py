@@ -13,6 +13,7 @@ from typing import Any
 
 from validator.base.facts import fact
 from validator.derive.cages import CageIndex
+from validator.derive.link_arrays import paused_gc, release_freed_arrays
 from validator.derive.links import Link, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser, Shape
 from validator.derive.placement import Layout, Place
@@ -123,12 +124,16 @@ class Plan:
     @cached_property
     def cage_plan(self) -> CagePlan:
         """The links as cage pairs with one media kind and reach per group of joined cages."""
-        return CagePlan(self)
+        if self.topology.servers > 4096:
+            release_freed_arrays()
+        with paused_gc():
+            return CagePlan(self)
 
     @cached_property
     def tally(self) -> Tally:
         """Modules per cage, cables and reach problems over every link (validator.derive.tally)."""
-        return build_tally(self)
+        with paused_gc():
+            return build_tally(self)
 
     def rack_lists(self, fabric: str) -> Callable[[str], list[int]]:
         """The rack of every device of a role on a fabric (a list per role, built once)."""

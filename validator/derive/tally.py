@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from validator.derive.link_arrays import Segment, cage_groups, grouped, multi_peer, segments, unique, use
+from validator.derive.link_arrays import Segment, cage_groups, first_ends, grouped, multi_peer, segments, unique, use
 from validator.derive.links import LinkTuple
 from validator.derive.media import KINDS, Media
 from validator.derive.pairs import LinkSummary, Usage
@@ -96,15 +96,15 @@ class CagePlan:
                 p[i] = None
         a, z, a_idx, z_idx, cls = columns
         self.a, self.z, self.a_idx, self.z_idx, self.cls = a, z, a_idx, z_idx, cls
+        # per cage (lanes used, more than one peer, group, longest run of the group), let go once settled
         size = plan.cages.size
-        self.used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
-        self.multi = multi_peer(a, z, size)
-        self.root = cage_groups(a, z, size)
-        self.need = np.zeros(size, dtype=np.float64)
-        np.maximum.at(self.need, self.root[a], np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
-        self.floor = np.zeros(size, dtype=np.int8)
+        used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
+        multi = multi_peer(a, z, size)
+        ra = cage_groups(a, z, size)[a]
+        need = np.zeros(size, dtype=np.float64)
+        np.maximum.at(need, ra, np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
         self.mid = array("i")
-        self._settle()
+        self._settle(used, multi, ra, need)
 
     def _fabric(self, fabric: str) -> Iterator[tuple[I32, I32, I32, I32, I32]]:
         """(A cage, Z cage, A index, Z index, class) of every link of a fabric, segment by segment; on the way,
@@ -192,31 +192,33 @@ class CagePlan:
         """The media of link k (the same object for every link with the same choice)."""
         return self.medias[self.mid[k]]
 
-    def _settle(self) -> None:
+    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: npt.NDArray[np.float64]) -> None:
         """Raise each group's floor to the highest kind any of its links takes, until none takes more; then
         keep each link's choice (an index into `medias`). Links are handled by their distinct (class, floor,
         reach, shape): the media chooser runs once for each."""
-        a, z, root = self.a, self.z, self.root
+        a, z = self.a, self.z
         if not len(a):
             return
-        ra = root[a]
-        width = int(self.used.max()) + 1
-        packed = self.used[a].astype(np.int64) * width + self.used[z]
-        packed = (packed * 2 + ~self.multi[a]) * 2 + ~self.multi[z]
+        width = int(used.max()) + 1
+        packed = used[a].astype(np.int64) * width + used[z]
+        packed = (packed * 2 + ~multi[a]) * 2 + ~multi[z]
+        del used, multi
         shapes, _f, _n, shape_of = unique(packed, inverse=True)
         del packed
-        needs, _f, _n, need_of = unique(self.need[ra], inverse=True)
+        needs, _f, _n, need_of = unique(need[ra], inverse=True)
         assert shape_of is not None and need_of is not None
         base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of
         del need_of
         base = base * len(shapes) + shape_of
         del shape_of
         floors = len(KINDS)
+        level = np.zeros(len(need), dtype=np.int8)      # each cage's floor
+        del need
         if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
             base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
         while True:
-            uniq, _f, _n, inverse = unique(base * floors + self.floor[ra], inverse=True)
+            uniq, _f, _n, inverse = unique(base * floors + level[ra], inverse=True)
             assert inverse is not None
             mids, kinds = np.zeros(len(uniq), dtype=np.int32), np.zeros(len(uniq), dtype=np.int64)
             for u, packed in enumerate(uniq.tolist()):
@@ -232,11 +234,11 @@ class CagePlan:
                     mid = known[id(m)] = len(self.medias)
                     self.medias.append(m)
                 mids[u], kinds[u] = mid, KINDS.index(m.kind) if m.kind in KINDS else -1
-            raised = self.floor.copy()
+            raised = level.copy()
             np.maximum.at(raised, ra, kinds[inverse].astype(np.int8))
-            if np.array_equal(raised, self.floor):
+            if np.array_equal(raised, level):
                 break
-            self.floor = raised
+            level = raised
         self.mid = array("i", mids[inverse].tobytes())
 
 
@@ -256,22 +258,7 @@ def build_tally(plan: Plan) -> Tally:
     names: dict[str, int] = {}
     a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
     z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
-    # the ends in walk order (A then Z of link 0, ...): the first to reach a cage puts its part in it
-    cage = np.empty(2 * n, dtype=np.int32)
-    cage[0::2], cage[1::2] = cp.a, cp.z
-    order = np.arange(2 * n, dtype=np.int32)
-    first = np.full(plan.cages.size, 2 * n, dtype=np.int32)
-    np.minimum.at(first, cage, order)
-    out.cages = int(np.count_nonzero(first < 2 * n))
-    first_end = first[cage]
-    del cage, first
-    new = first_end == order
-    del order
-    part = np.empty(2 * n, dtype=np.int32)
-    part[0::2], part[1::2] = a_part[mid], z_part[mid]
-    clash = ~new & (part != part[first_end])         # never by construction: say so rather than count twice
-    del first_end, part
-    a_new, z_new = new[0::2], new[1::2]
+    a_new, z_new, clash, out.cages = first_ends(cp.a, cp.z, plan.cages.size, mid, a_part, z_part)
     single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
     split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
     whole = np.flatnonzero(single | np.where(split, z_new, a_new))
@@ -282,7 +269,7 @@ def build_tally(plan: Plan) -> Tally:
     del pair
     _fill(plan, out, seen, firsts, Counter(bought))
     _modules(plan, out, mid, a_new, z_new)
-    for k in np.flatnonzero(clash[0::2] | clash[1::2]).tolist():
+    for k in clash.tolist():
         c = classes[cp.cls[k]]
         out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
                                 (c[1], int(cp.a_idx[k]), c[2], int(cp.z_idx[k]), cp.media(k), cp.lengths[cp.cls[k]]))
