@@ -306,18 +306,25 @@ def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict
           bought: Counter[tuple[int, ...]]) -> None:
     """Turn the per-(class, media) counts into the tally's cable counts and problems."""
     cp = plan.cage_plan
+    classes, medias, lengths = cp.classes, cp.medias, cp.lengths
+    plugs = [m.cable.id if m.cable else None for m in medias]
+    # what Plan.check records something for: unresolved, copper between racks, short of the run
+    unresolved = [m.kind == "unresolved" for m in medias]
+    copper = [m.copper and m.kind != "cat6" for m in medias]
+    runs: dict[tuple[str, str, float, int, int], int] = {}      # a dict, then the Counter: the same order
     for (c, mid), links in seen.items():
-        fabric, a_role, z_role, a_rack, z_rack, speed = cp.classes[c][:6]
-        m, length = cp.medias[mid], cp.lengths[c]
-        part = m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G"
-        out.cable_runs[(fabric, part, m.length_m, a_rack, z_rack)] += links
-        if _problem(m, a_rack, z_rack, length):
+        fabric, a_role, z_role, a_rack, z_rack, speed = classes[c][:6]
+        m, length, plug = medias[mid], lengths[c], plugs[mid]
+        key = (fabric, plug if plug is not None else f"UNRESOLVED-{speed:g}G", m.length_m, a_rack, z_rack)
+        runs[key] = runs.get(key, 0) + links
+        if unresolved[mid] or (copper[mid] and a_rack != z_rack) or m.reach_m < length:
             first = firsts[(c, mid)]
             plan.check(out, fabric, a_role, int(cp.a_idx[first]), z_role, int(cp.z_idx[first]), a_rack, z_rack, m,
                        length)
+    out.cable_runs.update(runs)
     for (c, mid), n in bought.items():
-        fabric, m = cp.classes[c][0], cp.medias[mid]
-        out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{cp.classes[c][5]:g}G", m.length_m)] += n
+        fabric, m = classes[c][0], medias[mid]
+        out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{classes[c][5]:g}G", m.length_m)] += n
 
 
 def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDArray[np.bool_],
@@ -364,11 +371,6 @@ def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt
     order = np.argsort(first, kind="stable")
     g, w = np.divmod(uniq[order], width)
     return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
-
-
-def _problem(m: Media, a_rack: int, z_rack: int, length: float) -> bool:
-    """Whether Plan.check would record something for this media (unresolved, copper between racks, short)."""
-    return m.kind == "unresolved" or (m.copper and m.kind != "cat6" and a_rack != z_rack) or m.reach_m < length
 
 
 def _plug(m: Media, module: Transceiver | None) -> str:
