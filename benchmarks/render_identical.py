@@ -19,13 +19,16 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
-CLI = "import sys; from validator.commands import main; sys.argv[0] = 'clusterplan'; main()"
+# The checkout's own code first: `python -c` puts the working directory (this checkout) ahead of PYTHONPATH on
+# sys.path, so PYTHONPATH alone rendered the reference with this checkout's code.
+CLI = "import sys; sys.path.insert(0, sys.argv.pop(1)); from validator.commands import main; sys.argv[0] = " \
+      "'clusterplan'; main()"
 
 
 def _render(code: Path, design: Path, out: Path) -> tuple[int, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "PYTHONPATH": str(code), "CLUSTERPLAN_NO_PROGRESS": "1"}
-    done = subprocess.run([sys.executable, "-c", CLI, "render", str(design), "-o", str(out), "--force"],
+    done = subprocess.run([sys.executable, "-c", CLI, str(code), "render", str(design), "-o", str(out), "--force"],
                           cwd=HERE, env=env, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):

@@ -13,6 +13,7 @@ from typing import Any
 
 from validator.base.facts import fact
 from validator.derive.cages import CageIndex
+from validator.derive.link_arrays import paused_gc, release_freed_arrays
 from validator.derive.links import Link, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser, Shape
 from validator.derive.placement import Layout, Place
@@ -63,10 +64,11 @@ class Plan:
                                      if catalog.find("nic", links.nic)}
         self._cages: dict[tuple[str, str, bool], Cage] = {}
         self._namers: dict[tuple[str, str], Callable[[int | str], str]] = {}
+        self._rack_lists: dict[tuple[str, str], list[int]] = {}
 
     @cached_property
     def _server_racks(self) -> list[int]:
-        return [self.layout.server(s).rack for s in range(self.topology.servers)]
+        return self.topology.racks.server_racks(self.topology.servers)
 
     def place(self, fabric: str, role: str, index: int) -> Place:
         if role == "server":
@@ -122,21 +124,27 @@ class Plan:
     @cached_property
     def cage_plan(self) -> CagePlan:
         """The links as cage pairs with one media kind and reach per group of joined cages."""
-        return CagePlan(self)
+        if self.topology.servers > 4096:
+            release_freed_arrays()
+        with paused_gc():
+            return CagePlan(self)
 
     @cached_property
     def tally(self) -> Tally:
         """Modules per cage, cables and reach problems over every link (validator.derive.tally)."""
-        return build_tally(self)
+        with paused_gc():
+            return build_tally(self)
 
     def rack_lists(self, fabric: str) -> Callable[[str], list[int]]:
         """The rack of every device of a role on a fabric (a list per role, built once)."""
-        racks: dict[str, list[int]] = {"server": self._server_racks}
+        racks = self._rack_lists
 
         def of(role: str) -> list[int]:
-            found = racks.get(role)
+            if role == "server":
+                return self._server_racks
+            found = racks.get((fabric, role))
             if found is None:
-                found = racks[role] = self._racks_of(fabric, role)
+                found = racks[(fabric, role)] = self._racks_of(fabric, role)
             return found
         return of
 

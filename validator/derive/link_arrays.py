@@ -10,9 +10,12 @@ segments, in order, are exactly `link_tuples` on every example design.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +40,7 @@ class Segment:
     a_port: Ints
     z_idx: Ints
     z_port: Ints
+    where: Ints | None = None   # positions in a list of links given one by one (`grouped`)
 
     def __len__(self) -> int:
         return len(self.a_idx)
@@ -126,16 +130,118 @@ def _uplinks(plane: PlaneSize, p: int, bases: tuple[int, int, int] | None = None
                       cb + j * per_group + c, pod * math.ceil(spine.up_ports / per_group) + m + 1)
 
 
+def grouped(links: list[LinkTuple], switch_roles: frozenset[str] | tuple[str, ...]) -> Iterator[Segment]:
+    """Links given one by one (appliances, management ports) as one segment per distinct (A role, Z role, speed),
+    in order of first appearance, each with `where`: the positions of its links in `links`. A port is an
+    integer at a switch; at an adapter a named port ("mgmt") is its first cage's, as `CageIndex.end` has it."""
+    if not links:
+        return
+    a_roles, a_i, a_p, z_roles, z_i, z_p, speeds = zip(*links, strict=True)
+    keys: dict[tuple[str, str, float], int] = {}
+    group = np.fromiter((keys.setdefault(k, len(keys)) for k in zip(a_roles, z_roles, speeds, strict=True)),
+                        dtype=np.int64, count=len(links))
+    a_idx, z_idx = np.array(a_i, dtype=np.int64), np.array(z_i, dtype=np.int64)
+    for g, (a_role, z_role, speed) in enumerate(keys):
+        where = np.flatnonzero(group == g)
+        at = where.tolist()
+        yield Segment(a_role, z_role, speed, a_idx[where], _ports([a_p[k] for k in at], a_role in switch_roles),
+                      z_idx[where], _ports([z_p[k] for k in at], z_role in switch_roles), where)
+
+
+def _ports(ports: list[int | str], switch: bool) -> Ints:
+    if switch:
+        return np.array([int(p) for p in ports], dtype=np.int64)
+    return np.array([p if isinstance(p, int) else 1 for p in ports], dtype=np.int64)
+
+
 def use(usage: Usage, seg: Segment) -> None:
     """Add an array segment's links to a fabric's usage (as `Usage.add` does link by link)."""
     usage.total += len(seg)
-    key = (seg.a_role, seg.z_role, seg.speed)
+    a_role = seg.a_role.split("/")[0] + "-mgmt" if "/" in seg.a_role else seg.a_role   # as `Usage.add`
+    key = (a_role, seg.z_role, seg.speed)
     usage.bundles[key] = usage.bundles.get(key, 0) + len(seg)
     for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
                            (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
         if target is not None:
             for i in np.flatnonzero(counts).tolist():
                 target[i] += int(counts[i])
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a plan's arrays are built: the loops make millions of short-lived
+    tuples and no cycles, and every full collection would walk the topology's objects again (1.3 s CPU of the
+    1M-GPU site's validate). Reference counting still frees everything; the previous state comes back."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def release_freed_arrays() -> None:
+    """Let the arrays of a large plan go back to the system when freed (glibc): glibc's allocator raises its
+    mmap threshold to the size of each large block freed (up to 32 MiB), so later arrays come from its heap
+    and stay there once freed. A fixed threshold keeps every array over 128 KiB in a mapping of its own: the
+    1M-GPU site's peak RSS 679 -> 534 MiB for the same CPU time. Elsewhere (or without glibc) nothing."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(-3, 128 * 1024)        # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[Any], Ints, Ints, Ints | None]:
+    """`np.unique(key, return_index=True, return_counts=True[, return_inverse=True])` with the same results,
+    sorting only the runs of equal neighbours: links come in runs (a server's links to one leaf rack, a
+    leaf's to one spine rack), so a million-GPU plan's seven million keys sort as a few hundred thousand."""
+    n = len(key)
+    if not n:
+        uniq, first, inv, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        return uniq, first, counts, inv.ravel() if inverse else None
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(key[1:], key[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    del change
+    uniq, first, inv = np.unique(key[starts], return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    lengths = np.diff(np.append(starts, n))
+    counts = np.bincount(inv, weights=lengths, minlength=len(uniq)).astype(np.int64)
+    return uniq, starts[first], counts, np.repeat(inv, lengths) if inverse else None
+
+
+def first_ends(a: Ints32, z: Ints32, size: int, mid: Ints32, a_part: Ints32, z_part: Ints32
+               ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], Ints, int]:
+    """The link ends (cages `a`, `z`; the part each link's media puts at either end) in walk order, A then Z
+    of link 0, then link 1, ...: the first to reach a cage puts its part in it. Returns the A ends that do,
+    the Z ends that do, the links with an end whose part differs from its cage's (never, by construction:
+    said rather than counted twice) and the cages holding a part."""
+    n = len(a)
+    kind = np.int32 if 2 * n < np.iinfo(np.int32).max else np.int64
+    # end 2k is link k's A end, 2k + 1 its Z end
+    first: npt.NDArray[np.signedinteger[Any]] = np.full(size, 2 * n, dtype=kind)
+    end: npt.NDArray[np.signedinteger[Any]] = np.arange(0, 2 * n, 2, dtype=kind)
+    np.minimum.at(first, a, end)
+    end += 1
+    np.minimum.at(first, z, end)
+    held = first < 2 * n
+    cages = int(np.count_nonzero(held))
+    at = first[held]
+    part = np.full(len(first), -1, dtype=np.int32)
+    part[held] = np.where(at % 2 == 0, a_part[mid[at // 2]], z_part[mid[at // 2]])
+    del at, held
+    z_new = first[z] == end
+    end -= 1
+    a_new = first[a] == end
+    del first, end
+    clash = (~a_new & (a_part[mid] != part[a])) | (~z_new & (z_part[mid] != part[z]))
+    return a_new, z_new, np.flatnonzero(clash), cages
 
 
 def multi_peer(a: Ints32, z: Ints32, size: int) -> npt.NDArray[np.bool_]:

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from validator.derive.link_arrays import Segment, cage_groups, multi_peer, segments, use
+from validator.derive.link_arrays import Segment, cage_groups, first_ends, grouped, multi_peer, segments, unique, use
 from validator.derive.links import LinkTuple
-from validator.derive.media import KINDS, Cage, Media
+from validator.derive.media import KINDS, Media
 from validator.derive.pairs import LinkSummary, Usage
 from validator.expand.topology import SWITCH_ROLES
 from validator.resolve.catalog.entries import Transceiver
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 # a class of links: what the media choice depends on besides the cages' group
 # (fabric, a_role, z_role, a_rack, z_rack, speed, a_lanes, z_lanes, a_form, z_form)
 I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
 LinkClass = tuple[str, str, str, int, int, float, int, int, tuple[str, str | None], tuple[str, str | None]]
 
 
@@ -95,15 +96,15 @@ class CagePlan:
                 p[i] = None
         a, z, a_idx, z_idx, cls = columns
         self.a, self.z, self.a_idx, self.z_idx, self.cls = a, z, a_idx, z_idx, cls
+        # per cage (lanes used, more than one peer, group, longest run of the group), let go once settled
         size = plan.cages.size
-        self.used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
-        self.multi = multi_peer(a, z, size)
-        self.root = cage_groups(a, z, size)
-        self.need = np.zeros(size, dtype=np.float64)
-        np.maximum.at(self.need, self.root[a], np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
-        self.floor = np.zeros(size, dtype=np.int8)
+        used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
+        multi = multi_peer(a, z, size)
+        ra = cage_groups(a, z, size)[a]
+        need = np.zeros(size, dtype=np.float64)
+        np.maximum.at(need, ra, np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
         self.mid = array("i")
-        self._settle()
+        self._settle(used, multi, ra, need)
 
     def _fabric(self, fabric: str) -> Iterator[tuple[I32, I32, I32, I32, I32]]:
         """(A cage, Z cage, A index, Z index, class) of every link of a fabric, segment by segment; on the way,
@@ -115,9 +116,7 @@ class CagePlan:
                     use(usage, seg)
                     yield self._segment(fabric, seg)
             elif seg:
-                for a_role, a_i, _a_port, z_role, z_i, _z_port, speed in seg:
-                    usage.add(a_role, a_i, z_role, z_i, 1, speed)
-                yield self._tuples(fabric, seg)
+                yield self._tuples(fabric, seg, usage)
         self.summaries[fabric] = usage.summary()
 
     def _class(self, key: LinkClass) -> int:
@@ -138,81 +137,89 @@ class CagePlan:
     def _segment(self, fabric: str, seg: Segment) -> tuple[I32, I32, I32, I32, I32]:
         """One array segment: cages by arithmetic, classes by the distinct (racks, cage types) it holds,
         numbered in order of first appearance as a walk link by link would."""
-        plan, index = self.plan, self.plan.cages
+        a, z, first, class_of, inverse = self._distinct(fabric, seg)
+        ids = np.zeros(len(first), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():
+            ids[u] = self._class(class_of(u))
+        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
+                ids[inverse].astype(np.int32))
+
+    def _distinct(self, fabric: str, seg: Segment) -> tuple[I64, I64, I64, Callable[[int], LinkClass], I64]:
+        """(A cages, Z cages, first link of each distinct class, its class, the distinct class of each link)."""
+        index = self.plan.cages
         a, ta, a_types = index.arrays(fabric, seg.a_role, seg.a_idx, seg.a_port)
         z, tz, z_types = index.arrays(fabric, seg.z_role, seg.z_idx, seg.z_port)
-        racks = plan.rack_lists(fabric)
-        a_racks, z_racks = np.array(racks(seg.a_role), dtype=np.int64), np.array(racks(seg.z_role), dtype=np.int64)
+        racks = self.plan.rack_lists(fabric)
+        a_racks, z_racks = _racks(racks(seg.a_role), seg.a_idx), _racks(racks(seg.z_role), seg.z_idx)
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
-        key = ((a_racks[seg.a_idx] * n_racks + z_racks[seg.z_idx]) * len(a_types) + ta) * len(z_types) + tz
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        ids = np.zeros(len(uniq), dtype=np.int64)
-        for u in np.argsort(first, kind="stable").tolist():
+        key = ((a_racks * n_racks + z_racks) * len(a_types) + ta) * len(z_types) + tz
+        uniq, first, _n, inverse = unique(key, inverse=True)
+        assert inverse is not None
+
+        def class_of(u: int) -> LinkClass:
             rest, t_z = divmod(int(uniq[u]), len(z_types))
             rest, t_a = divmod(rest, len(a_types))
             a_rack, z_rack = divmod(rest, n_racks)
             (a_lanes, a_form), (z_lanes, z_form) = a_types[t_a], z_types[t_z]
             if node and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
                 a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
-            ids[u] = self._class((fabric, seg.a_role, seg.z_role, a_rack, z_rack, seg.speed, a_lanes, z_lanes,
-                                  a_form, z_form))
-        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
-                ids[inverse.ravel()].astype(np.int32))
+            return (fabric, seg.a_role, seg.z_role, a_rack, z_rack, seg.speed, a_lanes, z_lanes, a_form, z_form)
+        return a, z, first, class_of, inverse
 
-    def _tuples(self, fabric: str, links: list[LinkTuple]) -> tuple[I32, I32, I32, I32, I32]:
-        """Links given one by one (appliances, management ports)."""
-        plan, index = self.plan, self.plan.cages
-        racks = plan.rack_lists(fabric)
-        ends: dict[str, tuple[Callable[[int, int | str], tuple[int, int, Cage]], list[int], bool]] = {}
-        out: tuple[list[int], ...] = ([], [], [], [], [])
-        for a_role, a_i, a_port, z_role, z_i, z_port, speed in links:
-            a_end = ends.get(a_role)
-            if a_end is None:
-                a_end = ends[a_role] = (index.resolver(fabric, a_role), racks(a_role),
-                                        index.block(fabric, a_role).node)
-            z_end = ends.get(z_role)
-            if z_end is None:
-                z_end = ends[z_role] = (index.resolver(fabric, z_role), racks(z_role), False)
-            a, a_lanes, a_form = a_end[0](a_i, a_port)
-            z, z_lanes, z_form = z_end[0](z_i, z_port)
-            if a_end[2] and not a_form[0]:   # an adapter of unknown type: the switch's family, flat if OSFP
-                a_form = (z_form[0], "flat" if z_form[0].startswith("OSFP") else None)
-            c = self._class((fabric, a_role, z_role, a_end[1][a_i], z_end[1][z_i], speed, a_lanes, z_lanes,
-                             a_form, z_form))
-            for column, value in zip(out, (a, z, a_i, z_i, c), strict=True):
-                column.append(value)
-        a_arr, z_arr, ai_arr, zi_arr, c_arr = (np.array(column, dtype=np.int32) for column in out)
-        return a_arr, z_arr, ai_arr, zi_arr, c_arr
+    def _tuples(self, fabric: str, links: list[LinkTuple], usage: Usage) -> tuple[I32, I32, I32, I32, I32]:
+        """Links given one by one (appliances, management ports): as arrays per (roles, speed), classes numbered
+        in order of first appearance over all of them, as a walk link by link would."""
+        cols = [np.zeros(len(links), dtype=np.int32) for _ in range(5)]
+        done: list[tuple[I64, Callable[[int], LinkClass], I64]] = []
+        found: list[tuple[int, int, int]] = []      # (first link, group, distinct class of it)
+        for seg in grouped(links, SWITCH_ROLES):
+            use(usage, seg)
+            a, z, first, class_of, inverse = self._distinct(fabric, seg)
+            assert seg.where is not None
+            for col, values in zip(cols, (a, z, seg.a_idx, seg.z_idx), strict=False):
+                col[seg.where] = values
+            found.extend((at, len(done), u) for u, at in enumerate(seg.where[first].tolist()))
+            done.append((seg.where, class_of, inverse))
+        ids = [np.zeros(len(inverse), dtype=np.int64) for _w, _c, inverse in done]
+        for _at, g, u in sorted(found):
+            ids[g][u] = self._class(done[g][1](u))
+        for (where, _c, inverse), group_ids in zip(done, ids, strict=True):
+            cols[4][where] = group_ids[inverse]
+        return cols[0], cols[1], cols[2], cols[3], cols[4]
 
     def media(self, k: int) -> Media:
         """The media of link k (the same object for every link with the same choice)."""
         return self.medias[self.mid[k]]
 
-    def _settle(self) -> None:
+    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: npt.NDArray[np.float64]) -> None:
         """Raise each group's floor to the highest kind any of its links takes, until none takes more; then
         keep each link's choice (an index into `medias`). Links are handled by their distinct (class, floor,
         reach, shape): the media chooser runs once for each."""
-        a, z, root = self.a, self.z, self.root
+        a, z = self.a, self.z
         if not len(a):
             return
-        ra = root[a]
-        width = int(self.used.max()) + 1
-        packed = self.used[a].astype(np.int64) * width + self.used[z]
-        packed = (packed * 2 + ~self.multi[a]) * 2 + ~self.multi[z]
-        shapes, shape_of = np.unique(packed, return_inverse=True)
+        width = int(used.max()) + 1
+        packed = used[a].astype(np.int64) * width + used[z]
+        packed = (packed * 2 + ~multi[a]) * 2 + ~multi[z]
+        del used, multi
+        shapes, _f, _n, shape_of = unique(packed, inverse=True)
         del packed
-        needs, need_of = np.unique(self.need[ra], return_inverse=True)
-        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of.ravel()
+        needs, _f, _n, need_of = unique(need[ra], inverse=True)
+        assert shape_of is not None and need_of is not None
+        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of
         del need_of
-        base = base * len(shapes) + shape_of.ravel()
+        base = base * len(shapes) + shape_of
         del shape_of
         floors = len(KINDS)
+        level = np.zeros(len(need), dtype=np.int8)      # each cage's floor
+        del need
         if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
             base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
         while True:
-            uniq, inverse = np.unique(base * floors + self.floor[ra], return_inverse=True)
+            uniq, _f, _n, inverse = unique(base * floors + level[ra], inverse=True)
+            assert inverse is not None
             mids, kinds = np.zeros(len(uniq), dtype=np.int32), np.zeros(len(uniq), dtype=np.int64)
             for u, packed in enumerate(uniq.tolist()):
                 rest, floor = divmod(packed, floors)
@@ -227,12 +234,12 @@ class CagePlan:
                     mid = known[id(m)] = len(self.medias)
                     self.medias.append(m)
                 mids[u], kinds[u] = mid, KINDS.index(m.kind) if m.kind in KINDS else -1
-            raised = self.floor.copy()
-            np.maximum.at(raised, ra, kinds[inverse.ravel()].astype(np.int8))
-            if np.array_equal(raised, self.floor):
+            raised = level.copy()
+            np.maximum.at(raised, ra, kinds[inverse].astype(np.int8))
+            if np.array_equal(raised, level):
                 break
-            self.floor = raised
-        self.mid = array("i", mids[inverse.ravel()].tobytes())
+            level = raised
+        self.mid = array("i", mids[inverse].tobytes())
 
 
 def build_tally(plan: Plan) -> Tally:
@@ -251,22 +258,7 @@ def build_tally(plan: Plan) -> Tally:
     names: dict[str, int] = {}
     a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
     z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
-    # the ends in walk order (A then Z of link 0, ...): the first to reach a cage puts its part in it
-    cage = np.empty(2 * n, dtype=np.int32)
-    cage[0::2], cage[1::2] = cp.a, cp.z
-    order = np.arange(2 * n, dtype=np.int32)
-    first = np.full(plan.cages.size, 2 * n, dtype=np.int32)
-    np.minimum.at(first, cage, order)
-    out.cages = int(np.count_nonzero(first < 2 * n))
-    first_end = first[cage]
-    del cage, first
-    new = first_end == order
-    del order
-    part = np.empty(2 * n, dtype=np.int32)
-    part[0::2], part[1::2] = a_part[mid], z_part[mid]
-    clash = ~new & (part != part[first_end])         # never by construction: say so rather than count twice
-    del first_end, part
-    a_new, z_new = new[0::2], new[1::2]
+    a_new, z_new, clash, out.cages = first_ends(cp.a, cp.z, plan.cages.size, mid, a_part, z_part)
     single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
     split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
     whole = np.flatnonzero(single | np.where(split, z_new, a_new))
@@ -277,11 +269,18 @@ def build_tally(plan: Plan) -> Tally:
     del pair
     _fill(plan, out, seen, firsts, Counter(bought))
     _modules(plan, out, mid, a_new, z_new)
-    for k in np.flatnonzero(clash[0::2] | clash[1::2]).tolist():
+    for k in clash.tolist():
         c = classes[cp.cls[k]]
         out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
                                 (c[1], int(cp.a_idx[k]), c[2], int(cp.z_idx[k]), cp.media(k), cp.lengths[cp.cls[k]]))
     return out
+
+
+def _racks(racks: list[int], index: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The rack of each device index (a role that stands in one place answers one rack for any index)."""
+    if not len(racks):
+        return np.full(len(index), racks[0], dtype=np.int64)
+    return np.array(racks, dtype=np.int64)[index]
 
 
 def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
@@ -292,7 +291,7 @@ def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, me
     if where is not None:
         width = int(where.max(initial=0)) + 1
         key = pair * width + where
-    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    uniq, first, counts, _i = unique(key)
     del key
     order = np.argsort(first, kind="stable")
     uniq = uniq[order]
@@ -307,18 +306,25 @@ def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict
           bought: Counter[tuple[int, ...]]) -> None:
     """Turn the per-(class, media) counts into the tally's cable counts and problems."""
     cp = plan.cage_plan
+    classes, medias, lengths = cp.classes, cp.medias, cp.lengths
+    plugs = [m.cable.id if m.cable else None for m in medias]
+    # what Plan.check records something for: unresolved, copper between racks, short of the run
+    unresolved = [m.kind == "unresolved" for m in medias]
+    copper = [m.copper and m.kind != "cat6" for m in medias]
+    runs: dict[tuple[str, str, float, int, int], int] = {}      # a dict, then the Counter: the same order
     for (c, mid), links in seen.items():
-        fabric, a_role, z_role, a_rack, z_rack, speed = cp.classes[c][:6]
-        m, length = cp.medias[mid], cp.lengths[c]
-        part = m.cable.id if m.cable else f"UNRESOLVED-{speed:g}G"
-        out.cable_runs[(fabric, part, m.length_m, a_rack, z_rack)] += links
-        if _problem(m, a_rack, z_rack, length):
+        fabric, a_role, z_role, a_rack, z_rack, speed = classes[c][:6]
+        m, length, plug = medias[mid], lengths[c], plugs[mid]
+        key = (fabric, plug if plug is not None else f"UNRESOLVED-{speed:g}G", m.length_m, a_rack, z_rack)
+        runs[key] = runs.get(key, 0) + links
+        if unresolved[mid] or (copper[mid] and a_rack != z_rack) or m.reach_m < length:
             first = firsts[(c, mid)]
             plan.check(out, fabric, a_role, int(cp.a_idx[first]), z_role, int(cp.z_idx[first]), a_rack, z_rack, m,
                        length)
+    out.cable_runs.update(runs)
     for (c, mid), n in bought.items():
-        fabric, m = cp.classes[c][0], cp.medias[mid]
-        out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{cp.classes[c][5]:g}G", m.length_m)] += n
+        fabric, m = classes[c][0], medias[mid]
+        out.cables_bought[(fabric, m.cable.id if m.cable else f"UNRESOLVED-{classes[c][5]:g}G", m.length_m)] += n
 
 
 def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDArray[np.bool_],
@@ -361,15 +367,10 @@ def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt
     """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
     group, where = group[ok], where[ok]
     width = int(where.max(initial=0)) + 1
-    uniq, first, counts = np.unique(group * width + where, return_index=True, return_counts=True)
+    uniq, first, counts, _i = unique(group * width + where)
     order = np.argsort(first, kind="stable")
     g, w = np.divmod(uniq[order], width)
     return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
-
-
-def _problem(m: Media, a_rack: int, z_rack: int, length: float) -> bool:
-    """Whether Plan.check would record something for this media (unresolved, copper between racks, short)."""
-    return m.kind == "unresolved" or (m.copper and m.kind != "cat6" and a_rack != z_rack) or m.reach_m < length
 
 
 def _plug(m: Media, module: Transceiver | None) -> str:

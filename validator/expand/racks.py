@@ -27,6 +27,7 @@ whatever stands in a rack.
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import dataclass, field
 
@@ -42,6 +43,8 @@ from validator.resolve.resolved import Resolved
 @fact
 class Unit:
     """One device (or block of devices) in a rack."""
+
+    __slots__ = ("fabric", "height", "index", "kind", "power_w", "role", "ru")   # a million-GPU site has 326,000
 
     ru: int                 # lowest rack unit, 1-based
     height: int
@@ -81,6 +84,15 @@ class Rack:
         self.packed_w += (power_w or 0.0) + allowance_w
         return unit
 
+    def add_servers(self, servers: range, height: int, power_w: float | None) -> None:
+        """`add` of each server in turn (the hot loop of a million-GPU site's floor plan)."""
+        units, ru, packed, watts = self.units, self.ru_used, self.packed_w, (power_w or 0.0) + 0.0
+        for s in servers:
+            units.append(Unit(ru + 1, height, "server", "", "server", s, power_w))
+            ru += height
+            packed += watts
+        self.ru_used, self.packed_w = ru, packed
+
 
 @dataclass
 class RackPlan:
@@ -98,6 +110,11 @@ class RackPlan:
     def server(self, s: int) -> tuple[int, int]:
         g, k = divmod(s, self.servers_per_rack)
         return self.gpu_rack_at[g], k * self.server_ru + 1
+
+    def server_racks(self, servers: int) -> list[int]:
+        """The rack of every server, `server(s)[0]` for s < servers."""
+        at, per = self.gpu_rack_at, self.servers_per_rack
+        return [at[s // per] for s in range(servers)]
 
     def switch(self, fabric: str, role: str, index: int) -> tuple[int, int]:
         return self.switches[(fabric, role)][index]
@@ -167,8 +184,8 @@ class _Builder:
         for g in range(self.gpu_racks):
             rack = Rack(-1, "gpu", g // self.group_racks)
             first = g * self.spr
-            for s in range(first, min(self.servers, first + self.spr)):
-                rack.add(server.rack_units, "server", "", "server", s, server.max_power_w)
+            rack.add_servers(range(first, min(self.servers, first + self.spr)), server.rack_units,
+                             server.max_power_w)
             if system and system.extra_rack_units:
                 rack.add(system.extra_rack_units, "rack-system", "", "rack-system", g, None if
                          server.max_power_w is None else 0.0)
@@ -212,13 +229,15 @@ class _Builder:
                 continue
             for tier in fab.tiers:
                 where = placement(self.r.fabrics[name], tier.role, self.spr, len(fab.tiers))
-                self.switches[(name, tier.role)] = [self._place(fab, tier, i, where)
+                # a switch whose height the catalog does not give stands in a network rack of its own (FAC004)
+                each = (tier.switch.rack_units or self.rack_ru - self.reserve, switch_watts(tier),
+                        self.port_power.switch(tier))
+                self.switches[(name, tier.role)] = [self._place(fab, tier, i, where, each)
                                                     for i in range(fab.count(tier.role))]
 
-    def _place(self, fab: FabricTopology, tier: TierSize, index: int, where: str) -> tuple[Rack, Unit]:
-        # a switch whose height the catalog does not give stands in a network rack of its own (FAC004 says so)
-        height = tier.switch.rack_units or self.rack_ru - self.reserve
-        watts, allow = switch_watts(tier), self.port_power.switch(tier)
+    def _place(self, fab: FabricTopology, tier: TierSize, index: int, where: str,
+               each: tuple[int, float | None, float]) -> tuple[Rack, Unit]:
+        height, watts, allow = each     # rack units, power and optics allowance of one switch of the tier
         group: int | None = None
         if tier.role == "leaf":
             first = _leaf_first_server(fab, index % tier.count)
@@ -333,7 +352,20 @@ class _Builder:
 def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
                oob: OobSizer | None = None) -> tuple[RackPlan, FabricTopology | None]:
     """Place every device: the data fabrics' switches, appliances and storage, then (given a sizer
-    for it) the out-of-band network over what stands in each rack; then lay the racks out in floor order."""
+    for it) the out-of-band network over what stands in each rack; then lay the racks out in floor order.
+    The cyclic garbage collector is off meanwhile (a million-GPU site's 326,000 units make no cycles, and
+    each full collection would walk them all again); reference counting frees what is let go."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_racks(resolved, fabrics, oob)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
+                oob: OobSizer | None) -> tuple[RackPlan, FabricTopology | None]:
     b = _Builder(resolved, fabrics)
     b.oob_w = oob.leaf_w if oob is not None and oob.where == "rack" else 0.0
     b.build_gpu_racks()
