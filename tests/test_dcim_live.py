@@ -98,3 +98,21 @@ def test_four_more_servers_change_exactly_their_objects(tmp_path: Path) -> None:
     assert {c.action for c in back.changes} == {"delete"} and Counter(c.kind for c in back.changes) == by_kind
     apply(back, server)
     assert plan(_objects(SMALL), _server()).empty
+
+
+def test_cables_left_untagged_by_an_interrupted_apply_are_adopted_by_the_next() -> None:
+    """An apply cut between a cable chunk's create and its tag PATCH (Nautobot drops a cable's tags on create)
+    leaves untagged cables; the next plan tags exactly those instead of creating them again."""
+    wanted = _objects(SMALL)
+    code, _, err = cli("dcim", "sync", str(SMALL), "--apply")
+    assert code == 0, err
+    server = _server()
+    cables = [server.read(k, tag_of(wanted.site)) for k in ("locations", "racks", "devices", "interfaces", "cables")][-1]
+    cut = sorted(cables)[:3]
+    server.request("PATCH", "dcim/cables/", [{"id": cables[k][0], "tags": []} for k in cut])
+    client = _server()
+    p = plan(wanted, client)
+    assert [(c.action, c.kind, c.key, c.fields) for c in p.changes] == [
+        ("update", "cables", k, {"tag": (None, tag_of(wanted.site))}) for k in cut]
+    apply(p, client)
+    assert plan(wanted, _server()).empty
