@@ -107,7 +107,8 @@ def test_cables_left_untagged_by_an_interrupted_apply_are_adopted_by_the_next() 
     code, _, err = cli("dcim", "sync", str(SMALL), "--apply")
     assert code == 0, err
     server = _server()
-    cables = [server.read(k, tag_of(wanted.site)) for k in ("locations", "racks", "devices", "interfaces", "cables")][-1]
+    kinds = ("locations", "racks", "devices", "interfaces", "cables")     # in order: each names the next's refs
+    cables = [server.read(k, tag_of(wanted.site)) for k in kinds][-1]
     cut = sorted(cables)[:3]
     server.request("PATCH", "dcim/cables/", [{"id": cables[k][0], "tags": []} for k in cut])
     client = _server()
