@@ -6,10 +6,12 @@ collected, see tests/conftest.py). The same promises as tests/test_dcim.py, on t
   and every cable of the cabling plan with the same A/Z interface names and its cable id as label;
 - a second `sync --apply` changes nothing;
 - a 4-server change plans and applies exactly their devices, interfaces, cables, rack and feed, and taking
-  it back deletes exactly those.
+  it back deletes exactly those;
+- cables an interrupted apply left untagged are adopted (tagged) by the next plan, not created again.
 
-The SuperPOD and RoCE examples (about 10,000 and 20,000 objects) run with CLUSTERPLAN_DCIM_FULL=1 (the CI
-stage sets it; docs/dcim.md has the measured times); the 16-server fixture always.
+The SuperPOD and RoCE examples (about 10,000 and 20,000 objects) run only with CLUSTERPLAN_DCIM_FULL=1: their
+cables alone cost about 2,500 and 5,000 s of server CPU (docs/dcim.md has the measurements), more than the CI
+stage has; the 16-server fixture always. The tests share one site: run them in file order (`-n 0`).
 """
 
 from __future__ import annotations
