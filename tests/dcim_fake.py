@@ -6,9 +6,10 @@ the same steps against a real Nautobot):
   it, so the client's id mapping, paging and bulk writes run in the unit suite. It keeps to what Nautobot 3.2
   does and a test relies on: lists paged by `limit`/`offset` and filtered by `tags`/`name`, a reference read
   back at depth=0 as `{"id", "object_type", "url"}` and a choice as `{"value", "label"}`, bulk create/update/
-  delete with a list body, a cable's create dropping the tags it is given (CableSerializer.create, Nautobot
-  3.2.7), an interface in at most one cable, unique names, and the GraphQL query the client reads interfaces
-  with (choices as graphene's enum names). It refuses a read that asks for nested objects (depth > 0).
+  delete with a list body, a cable list filtered by `location_id` and `tags__n` (without the tag), a cable's
+  create dropping the tags it is given (CableSerializer.create, Nautobot 3.2.7), an interface in at most one
+  cable, unique names, and the GraphQL query the client reads interfaces with (choices as graphene's enum
+  names). It refuses a read that asks for nested objects (depth > 0).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class FakeNautobotApi:
         kind, obj_id = KIND_OF["/".join(parts[:2])], (parts[2] if len(parts) > 2 else None)
         self.log.append((method, kind, len(body) if isinstance(body, list) else int(body is not None)))
         if method == "GET":
-            return self._get(kind, obj_id, dict(urllib.parse.parse_qsl(query)))
+            return self._get(kind, obj_id, urllib.parse.parse_qs(query))
         items = body if isinstance(body, list) else [body]
         if method == "POST":
             created = [self._create(kind, item) for item in items]
@@ -95,13 +96,14 @@ class FakeNautobotApi:
                 del self.taken[key]
         return None
 
-    def _get(self, kind: str, obj_id: str | None, query: dict[str, str]) -> Any:
-        if query.get("depth", "0") != "0":
+    def _get(self, kind: str, obj_id: str | None, query: dict[str, list[str]]) -> Any:
+        if query.get("depth", ["0"]) != ["0"]:
             raise AssertionError(f"a read of {kind} asks for nested objects (depth={query['depth']})")
         if obj_id is not None:
             return self._out(kind, self.tables[kind][obj_id])
-        rows = [o for o in self.tables[kind].values() if self._matches(o, query)]
-        limit, offset = int(query.get("limit", 50)), int(query.get("offset", 0))
+        rows = [o for o in self.tables[kind].values() if self._matches(o, query)
+                and ("location_id" not in query or self._at(o, set(query["location_id"])))]
+        limit, offset = int(query.get("limit", ["50"])[0]), int(query.get("offset", ["0"])[0])
         page = rows[offset:offset + limit]
         return {"count": len(rows), "next": "more" if offset + limit < len(rows) else None,
                 "results": [self._out(kind, o) for o in page]}
@@ -113,16 +115,23 @@ class FakeNautobotApi:
             raise AssertionError(f"unexpected GraphQL query {body['query']!r}")
         v = body["variables"]
         self.log.append(("POST", "graphql", 1))
-        rows = [o for o in self.tables["interfaces"].values() if self._matches(o, {"tags": v["tags"][0]})]
+        rows = [o for o in self.tables["interfaces"].values() if self._matches(o, {"tags": v["tags"]})]
         return {"data": {"interfaces": [
             {"id": o["id"], "name": o["name"], "type": graphql_choice(o["type"]), "description": o["description"],
              "device": {"id": o["device"]}} for o in rows[v["offset"]:v["offset"] + v["limit"]]]}}
 
-    def _matches(self, o: dict[str, Any], query: dict[str, str]) -> bool:
-        if "name" in query and o.get("name") != query["name"]:
+    def _matches(self, o: dict[str, Any], query: dict[str, list[str]]) -> bool:
+        """Nautobot's filters `name`, `tags` (has the tag) and `tags__n` (has not)."""
+        if "name" in query and o.get("name") not in query["name"]:
             return False
         tag_names = {self.tables["tags"][t]["name"] for t in o.get("tags", [])}
-        return "tags" not in query or query["tags"] in tag_names
+        return (("tags" not in query or bool(tag_names & set(query["tags"])))
+                and not tag_names & set(query.get("tags__n", [])))
+
+    def _at(self, cable: dict[str, Any], locations: set[str]) -> bool:
+        """Nautobot's cable filter `location_id`: a device at either end stands at one of the locations."""
+        ends = (self.tables["interfaces"].get(cable.get(f"termination_{s}_id", "")) for s in ("a", "b"))
+        return any(e is not None and self.tables["devices"][e["device"]]["location"] in locations for e in ends)
 
     def _out(self, kind: str, o: dict[str, Any]) -> dict[str, Any]:
         """An object as the API returns it at depth=0: references as brief dicts, choices as value/label."""

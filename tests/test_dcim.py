@@ -18,10 +18,12 @@ import json
 import math
 from collections import Counter
 
+import pytest
 import yaml
 
 from tests.dcim_fake import FakeDcim, FakeNautobotApi
 from tests.helpers import DESIGNS, FIXTURES, cli
+from validator.base.errors import ToolError
 from validator.emit.dcim import dcim_objects, interface_name
 from validator.pipeline import analyze
 from validator.workflows.dcim import apply, drift, plan, tag_of
@@ -201,3 +203,37 @@ def test_the_nautobot_client_names_a_device_moved_into_someone_elses_rack():
     api._patch("devices", {"id": device["id"], "rack": other["id"]})
     rack = wanted.objects["devices"][("node00001",)]["rack"]
     assert drift(wanted, _client(api)) == [f"differs: devices node00001 rack: DCIM 'someone-elses', design {rack!r}"]
+
+
+def test_an_apply_interrupted_before_a_cable_chunk_is_tagged_is_recovered_by_the_next_apply():
+    """Nautobot drops a cable's tags on create, so the client tags each chunk by a PATCH after it: an apply
+    cut between the two leaves that chunk's cables untagged. The next plan finds them between the design's
+    own interfaces and adopts them (tags them), instead of creating them again (which Nautobot refuses)."""
+    wanted = _objects(SMALL)
+    api = FakeNautobotApi()
+    patches = 0
+
+    def cut_at_second_cable_tag(method, path, body):
+        nonlocal patches
+        if method == "PATCH" and path.startswith("dcim/cables/"):
+            patches += 1
+            if patches == 2:
+                raise ToolError("Nautobot at http://nautobot.test: connection reset")
+        return api(method, path, body)
+
+    client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_tag)
+    with pytest.raises(ToolError):
+        apply(plan(wanted, client), client)
+    chunk = settings().chunk
+    untagged = [o for o in api.tables["cables"].values() if not o.get("tags")]
+    assert len(api.tables["cables"]) == 2 * chunk and len(untagged) == chunk    # chunk 2 created, not tagged
+    client = _client(api)
+    again = plan(wanted, client)
+    adopted = [c for c in again.changes if c.kind == "cables" and c.action == "update"]
+    assert len(adopted) == chunk and all(c.fields == {"tag": (None, tag_of(wanted.site))} for c in adopted)
+    # by hand: 412 cables, 2 chunks created -> the rest of the cables, the panel and 6 feeds are still to create
+    assert Counter((c.kind, c.action) for c in again.changes if c not in adopted) == {
+        ("cables", "create"): 412 - 2 * chunk, ("power_panels", "create"): 1, ("power_feeds", "create"): 6}
+    apply(again, client)
+    assert plan(wanted, _client(api)).empty
+    assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412

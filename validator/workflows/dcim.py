@@ -19,6 +19,11 @@ from typing import Any, Protocol
 from validator.emit.dcim import KINDS, STATUS, DcimObjects
 
 SHARED = ("location_types", "manufacturers", "device_types", "roles")   # created when missing, never changed
+# A live record the backend found without the design's tag but at the design's own place (a cable between two
+# of the design's interfaces, left untagged by an interrupted apply) carries UNTAGGED: True. The plan adopts it
+# when the design wants it (an update that sets TAG, the design's tag) and never deletes it otherwise.
+UNTAGGED = "untagged"
+TAG = "tag"
 
 
 class Backend(Protocol):
@@ -105,10 +110,13 @@ def plan(wanted: DcimObjects, backend: Backend) -> Plan:
             elif kind not in SHARED:
                 obj_id, have = live[key]
                 diff = {k: (have.get(k), v) for k, v in _comparable(kind, want[key]).items() if have.get(k) != v}
+                if have.get(UNTAGGED):
+                    diff[TAG] = (None, tag)
                 if diff:
                     changes.append(Change("update", kind, key, diff, obj_id))
         if kind not in SHARED:
-            deletes += [Change("delete", kind, key, {}, live[key][0]) for key in sorted(set(live) - set(want))]
+            deletes += [Change("delete", kind, key, {}, live[key][0]) for key in sorted(set(live) - set(want))
+                        if not live[key][1].get(UNTAGGED)]
     order = {k: i for i, k in enumerate(KINDS)}
     deletes.sort(key=lambda c: -order[c.kind])      # cables before interfaces before devices before racks
     return Plan(wanted.site, deletes + changes)
