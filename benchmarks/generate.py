@@ -98,7 +98,7 @@ metadata: {{name: bench-site-{gpus}}}
 site:
   rack: {{model: rack-48u, power_budget_kw: 150, cooling: liquid, cdu: cdu-row-2500, racks_per_cdu: 16}}
   pue: 1.2
-  layout: {{racks_per_row: 32, rows_per_hall: 44}}
+  layout: {{racks_per_row: 32, {halls}}}
 compute: {{server: gb300-nvl72-tray, count: {servers}, servers_per_rack: 18}}
 fabrics:
   compute:
@@ -110,7 +110,7 @@ fabrics:
     scalable_unit: {{racks: 7}}{pod}
     tiers:
       leaf: {{switch: sn6600-ld}}
-      spine: {{switch: sn6600-ld}}{core}
+      spine: {{switch: sn6600-ld{spine_up}}}{core}
     lossless:
       switch:
         pfc_priorities: [3]
@@ -158,9 +158,13 @@ def write_site(out: Path, gpus: int) -> Path:
     # of 5 to 14 pods with three-tier zones validates too since expand/oob.py takes each role's widest layout:
     # tests/test_floor.py)
     oob_core = "\n      core: {switch: sn4600c}" if racks >= 14112 else ""
+    # in pods, the floor and the spine uplinks of tests/fixtures/scale/site-1m-gpus.yaml: 45 rows a hall (5 pods),
+    # halls on both sides of the corridor and 800G spine-core links, so every run is within its media's reach
+    halls = "rows_per_hall: 45, hall_sides: 2" if big else "rows_per_hall: 44"
+    spine_up = ", uplink_speed_gbps: 800" if big else ""
     path = out / f"site-{gpus}.yaml"
     path.write_text(SITE.format(gpus=gpus, servers=servers, dp=dp, batch=dp * 2, pod=pod, core=core,
-                                oob_core=oob_core))
+                                oob_core=oob_core, halls=halls, spine_up=spine_up))
     return path
 
 

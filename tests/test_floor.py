@@ -365,7 +365,7 @@ def test_three_tier_oob_zones_of_unequal_size_keep_every_port_in_its_switch_layo
     path = tmp_path / "site-6-pods.yaml"
     path.write_text(SITE.format(gpus=racks * 72, servers=servers, dp=dp, batch=2 * dp,
                                 pod="\n    pod: {gpus: 16128}", core="\n      core: {switch: sn6600-ld}",
-                                oob_core="\n      core: {switch: sn4600c}"))
+                                oob_core="\n      core: {switch: sn4600c}", halls="rows_per_hall: 44", spine_up=""))
     topology = load_topology(path, path.name)
     oob = topology.fabrics["oob"]
     slots = {t.role: len(t.layout.slots) for t in oob.tiers}
