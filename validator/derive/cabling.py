@@ -12,8 +12,9 @@ from functools import cached_property
 from typing import Any
 
 from validator.base.facts import fact
+from validator.base.gc_pause import paused_gc
 from validator.derive.cages import CageIndex
-from validator.derive.link_arrays import paused_gc, release_freed_arrays
+from validator.derive.link_arrays import release_freed_arrays
 from validator.derive.links import Link, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser, Shape
 from validator.derive.placement import Layout, Place
@@ -21,6 +22,10 @@ from validator.derive.port_names import cable_id, interface_namer
 from validator.derive.tally import CagePlan, LinkClass, Tally, build_tally
 from validator.expand.topology import SWITCH_ROLES, Topology
 from validator.resolve.catalog.entries import Nic
+
+# Above this many servers the cage plan's arrays are large enough (tens of MiB) that returning them to the system
+# when freed lowers the peak (validator.derive.link_arrays.release_freed_arrays); a tuning choice, not a fact
+LARGE_PLAN_SERVERS = 4096
 
 # A cable run list as data-centre teams ask for it (Arista AVD #7075, NetBox cables): both ends with site,
 # hall, row, rack and rack unit, the media part numbers, the length class bought and the run it covers.
@@ -124,7 +129,7 @@ class Plan:
     @cached_property
     def cage_plan(self) -> CagePlan:
         """The links as cage pairs with one media kind and reach per group of joined cages."""
-        if self.topology.servers > 4096:
+        if self.topology.servers > LARGE_PLAN_SERVERS:
             release_freed_arrays()
         with paused_gc():
             return CagePlan(self)

@@ -10,10 +10,8 @@ segments, in order, are exactly `link_tuples` on every example design.
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,20 +163,6 @@ def use(usage: Usage, seg: Segment) -> None:
         if target is not None:
             for i in np.flatnonzero(counts).tolist():
                 target[i] += int(counts[i])
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector off while a plan's arrays are built: the loops make millions of short-lived
-    tuples and no cycles, and every full collection would walk the topology's objects again (1.3 s CPU of the
-    1M-GPU site's validate). Reference counting still frees everything; the previous state comes back."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def release_freed_arrays() -> None:

@@ -27,11 +27,11 @@ whatever stands in a rack.
 
 from __future__ import annotations
 
-import gc
 import math
 from dataclasses import dataclass, field
 
 from validator.base.facts import fact
+from validator.base.gc_pause import paused_gc
 from validator.expand.fabric import FabricTopology
 from validator.expand.floor import central_at_hall_front, floor_spots
 from validator.expand.oob import OobSizer, OobUnit, place_oob
@@ -355,13 +355,8 @@ def plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
     for it) the out-of-band network over what stands in each rack; then lay the racks out in floor order.
     The cyclic garbage collector is off meanwhile (a million-GPU site's 326,000 units make no cycles, and
     each full collection would walk them all again); reference counting frees what is let go."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _plan_racks(resolved, fabrics, oob)
-    finally:
-        if was:
-            gc.enable()
 
 
 def _plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],

@@ -1,0 +1,21 @@
+"""The cyclic garbage collector paused while a large plan is built (the floor plan, the cage plan, the tally)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a plan is built: the loops make millions of short-lived objects
+    and no cycles, and every full collection would walk the topology's objects again (1.3 s CPU of the
+    1M-GPU site's validate). Reference counting still frees everything; the previous state comes back."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
