@@ -47,7 +47,7 @@ class Layout:
         self.hall_spacing = values["hall_spacing_m"]
         self.ends = 2 * (values["vertical_per_end_m"] + values["slack_per_end_m"])
         self.in_rack = values["in_rack_m"]
-        self.sides = 2 if int(values.get("hall_sides", 1)) == 2 else 1
+        self.sides = int(values["hall_sides"])     # 1 or 2 (the design schema allows no other)
         self.halls = max((s[0] for s in self.plan.spots), default=0) + 1
         self._distances: dict[tuple[int, int], float] = {}
 

@@ -95,7 +95,7 @@ def placement(fab: ResolvedFabric, role: str, servers_per_rack: int = 0, tiers: 
             return "central"
         leaf = next(t.switch for t in fab.tiers if t.role == "leaf")
         speed = fab.spec.speed_gbps
-        most = most_downlinks(leaf, speed, tier.uplink_speed_gbps or speed, taper_of(fab, tier)[0], True)
+        most = most_downlinks(leaf, speed, tier.up_speed(speed), taper_of(fab, tier)[0], True)
         rack_ports = servers_per_rack * max(1, fab.links_per_server // max(1, fab.spec.planes))
         return "rack" if fab.links_per_server and 2 * rack_ports >= most else "row"
     if role == "spine" and (fab.spec.tiers.core is not None or tiers == 3):
@@ -282,7 +282,7 @@ def _leaf_ports(fab: ResolvedFabric, servers_per_rack: int, per_plane: int, has_
     leaf_sw = next(t.switch for t in fab.tiers if t.role == "leaf")
     leaf_spec = spec.tiers.leaf
     taper, declared = taper_of(fab, leaf_spec)
-    up_speed = leaf_spec.uplink_speed_gbps or speed
+    up_speed = leaf_spec.up_speed(speed)
     dedicated = dedicated_uplinks(leaf_sw, speed) if has_upper and leaf_spec.uplink_speed_gbps is None else None
     if dedicated:
         up_speed = dedicated[1]

@@ -94,7 +94,7 @@ def three_tier(fab: ResolvedFabric, leaf: TierSize, leaves: int, planned_leaves:
     spine_spec, core_spec = spec.tiers.spine, spec.tiers.core
     assert spine_spec is not None
     speed = leaf.up_speed_gbps
-    up_speed = float(spine_spec.uplink_speed_gbps or speed)    # spine-core links (e.g. 800G on 400G spines)
+    up_speed = spine_spec.up_speed(speed)    # spine-core links (e.g. 800G on 400G spines)
     taper, declared = taper_of(fab, spine_spec)
     pods = math.ceil(leaves / per_pod)
     planned_pods = math.ceil(planned_leaves / per_pod)
@@ -115,7 +115,7 @@ def _pod_spines(fab: ResolvedFabric, leaf: TierSize, pods: int, per_pod: int, sp
                 taper: float, problems: list[Problem]) -> PodSpines:
     """The smallest divisor of a leaf's uplinks whose spines hold a pod's leaves (or the declared count)."""
     speed, up = leaf.up_speed_gbps, leaf.up_ports
-    up_speed = float(spine_spec.uplink_speed_gbps or speed)
+    up_speed = spine_spec.up_speed(speed)
     spine_path = tier_path(fab, "spine")
     spine_down_cap = most_downlinks(spine_sw, speed, up_speed, taper, True)
     if spine_spec.count is not None:

@@ -122,6 +122,10 @@ class Tier(Model):
         "middle of the floor). Default: leaves of a rail-optimized fabric in row racks, leaves of a fat-tree "
         "with a spine tier and out-of-band leaves in the rack, spines, cores and single-tier leaves central.")
 
+    def up_speed(self, speed: float) -> float:
+        """The speed of this tier's uplinks on a fabric of `speed` Gb/s (`uplink_speed_gbps` or the fabric's)."""
+        return float(self.uplink_speed_gbps or speed)
+
 
 class Tiers(Model):
     leaf: Tier = Field(description="Leaf (rail / top-of-rack) switches that servers connect to.")
