@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from validator.derive.estimate.setup import TrainingSetup
 from validator.expand.topology import Topology, build_topology
 from validator.read.design_file import parse_design
 from validator.resolve.catalog import builtin_catalog
@@ -30,3 +31,13 @@ def training(compute: dict[str, Any], fabric: dict[str, Any], **extra: Any) -> d
                      "sequence_length": 8192, "global_batch": max(1, gpus // 8)},
         **extra,
     }
+
+
+def training_setup(**kw: Any) -> TrainingSetup:
+    """A training estimator setup: Llama 3 8B on H100 SXM, TP1 PP1 DP8, 8K sequences, batch 64 in micro-batches
+    of 1, with `kw` replacing any of these."""
+    catalog = builtin_catalog()
+    base: dict[str, Any] = dict(model=catalog.model("llama3-8b"), gpu=catalog.gpu("h100-sxm"), tp=1, pp=1, dp=8,
+                                seq=8192, global_batch=64, micro_batch=1)
+    base.update(kw)
+    return TrainingSetup(**base)

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from tests.builders import training_setup
 from validator.derive.estimate.comm import ring_latency
 from validator.derive.estimate.constants import training_constants
 from validator.derive.estimate.data_parallel import buckets, dp_cost, dp_traffic
@@ -20,10 +21,7 @@ C = training_constants("h100-sxm", "bf16")
 
 
 def _setup(**kw: object) -> TrainingSetup:
-    base: dict[str, object] = dict(model=CAT.model("llama3-8b"), gpu=CAT.gpu("h100-sxm"), tp=1, pp=1, dp=8,
-                                   seq=8192, global_batch=64, micro_batch=1)
-    base.update(kw)
-    return TrainingSetup(**base)  # type: ignore[arg-type]
+    return training_setup(**kw)
 
 
 def test_ring_latency_follows_nccl_tuning_model():

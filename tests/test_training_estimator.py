@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.builders import training_setup
 from tests.helpers import ROOT
 from tests.training_runs import fit_runs, runs
 from validator.derive.estimate.compute import head_compute, layer_compute
@@ -38,10 +39,7 @@ def _dense(params_b: float = 8.0, layers: int = 32) -> LlmModel:
 
 
 def _setup(**kw: object) -> TrainingSetup:
-    base: dict[str, object] = dict(model=CAT.model("llama3-8b"), gpu=CAT.gpu("h100-sxm"), tp=1, pp=1, dp=8,
-                                   seq=8192, global_batch=64, micro_batch=1)
-    base.update(kw)
-    return TrainingSetup(**base)  # type: ignore[arg-type]
+    return training_setup(**kw)
 
 
 # ---------------------------------------------------------------- FLOP conventions

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from tests.builders import training_setup
 from tests.training_runs import runs
 from validator.derive.estimate.compute import head_compute, layer_compute
 from validator.derive.estimate.constants import training_constants
@@ -37,10 +38,7 @@ def test_the_rows_that_train_mtp_say_so():
 
 
 def _setup(**kw: object) -> TrainingSetup:
-    base: dict[str, object] = dict(model=CAT.model("llama3-8b"), gpu=CAT.gpu("h100-sxm"), tp=1, pp=1, dp=1,
-                                   seq=4096, global_batch=4, micro_batch=1)
-    base.update(kw)
-    return TrainingSetup(**base)  # type: ignore[arg-type]
+    return training_setup(**{"dp": 1, "seq": 4096, "global_batch": 4, **kw})
 
 
 def test_one_module_costs_one_layer_and_one_head_per_micro_batch():
