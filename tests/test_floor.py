@@ -234,7 +234,9 @@ def test_the_million_gpu_site_cages_take_200g_pam4_modules_on_a_cut_of_two_pods(
     # reach). At 400G an SN6600-LD cage holds 4 ports of 2 x 200G-PAM4 lanes (sonic platform.json 4x400G), a
     # ConnectX-8 cage its two 400G planes: the 1.6T twin-port module split 4 ways at the switches and the 800G
     # single-port module split 2 ways at the NICs, both within their 50 m. The spines' uplinks run at 800G
-    # (2 ports a cage): the twin-port 2 x 800G DR4 module unsplit, 500 m, at the spine and at the core.
+    # (2 ports a cage): the twin-port 2 x 800G DR4 module unsplit, 500 m, at the spine and at the core. The fabric
+    # is Spectrum-X (RoCE): the Ethernet parts, MMS4C11 at the switches and MMS4C10-XM800 (IB and Ethernet, a
+    # prototype) at the NICs, never the InfiniBand-only MMS4A00/MMS4A20.
     text = (FIXTURES / "scale" / "site-1m-gpus.yaml").read_text().replace("count: 254016", "count: 8064") \
         .replace("dp: 31752", "dp: 1008").replace("global_batch: 63504", "global_batch: 2016")
     (tmp_path / "cut.yaml").write_text(text)
@@ -243,7 +245,7 @@ def test_the_million_gpu_site_cages_take_200g_pam4_modules_on_a_cut_of_two_pods(
     tally = analysis.derived.cabling.tally
     assert not tally.problems
     nodes = sum(n for (fab, part, _r, _k), n in tally.node_xcvr.items() if fab == "compute" and
-                part == "mms4a20-xm-2x400g")
+                part == "mms4c10-xm800-2x400g")
     switches = {(part, role): sum(c.values()) for (fab, part, role), c in tally.switch_xcvr.items()
                 if fab == "compute"}
     assert nodes == 8064 * 4                            # one module per ConnectX-8 cage, both planes in it
@@ -251,7 +253,7 @@ def test_the_million_gpu_site_cages_take_200g_pam4_modules_on_a_cut_of_two_pods(
     # 2 x 126 spines, 128 down at 400G (32 cages) and 64 up at 800G (32 cages); cores: 64 spine uplinks over
     # the smallest divisor of 64 at or above 2 pods x 64 / 128 ports = 1 core a group, 126 groups, each core
     # 2 x 64 down at 800G = 64 cages
-    split, straight = "mms4a00-xm-flt-4x400g", "mms4a00-xm-flt"
+    split, straight = "mms4c11-xm-flt-4x400g", "mms4c11-xm-flt"
     assert switches == {(split, "leaf"): 2 * 2 * 128 * 64, (split, "spine"): 2 * 2 * 126 * 32,
                         (straight, "spine"): 2 * 2 * 126 * 32, (straight, "core"): 2 * 126 * 64}
     assert max(length for (fab, _p, length) in tally.cables if fab == "compute") <= 500
@@ -270,7 +272,8 @@ def test_the_million_gpu_site_switch_runs_are_within_reach() -> None:
       row 4 of a pod from a row start and the 5th row after a pod from position 24: rows 4, 13, 22, 31 and 40 of
       a hall of 5 pods; the farthest is row 40, position 14: 168 + 8.4 = 176.4 m. Hall 6 is pair 3, side 0;
       hall 1 (pair 0, side 1) is the farthest: 3 pairs + 1 across = 240 m. 176.4 + 240 + 60.6 + 4 = 481 m:
-      within the 500 m of the twin-port 2 x 800G DR4 module (MMS4A00 RHS; no flat-top 2 x FR4 is listed).
+      within the 500 m of the twin-port 2 x 800G DR4 module (the Ethernet MMS4C11 RHS; no flat-top 2 x FR4 is
+      listed).
     - Leaf -> spine: a pod from position 24 spans 10 rows, its block of 20 in the 6th: the leaf of group 0 (row
       0, position 24 + 3) is 5 rows and 24 positions from the first spine rack (position 3): 21 + 14.4 + 4 =
       39.4 m, within the 50 m of the split 1.6T module.
@@ -294,8 +297,8 @@ def test_the_million_gpu_site_switch_runs_are_within_reach() -> None:
     assert longest == pytest.approx(176.4 + (3 + 1) * 60 + 60.6 + 4) == pytest.approx(481)
     chooser = MediaChooser(topology.resolved.catalog)
     flat = ("OSFP224", "flat")                       # an SN6600-LD cage: 200G lanes, flat top
-    spine_core = chooser.choose(800, longest, False, False, 2, flat, flat, None, 2)
-    assert spine_core.a_transceiver is not None and spine_core.a_transceiver.id == "mms4a00-xm-flt"
+    spine_core = chooser.choose(800, longest, False, False, 2, flat, flat, None, 2, protocol="ethernet")
+    assert spine_core.a_transceiver is not None and spine_core.a_transceiver.id == "mms4c11-xm-flt"
     assert spine_core.reach_m == 500 >= longest
     fab = topology.fabrics["compute"]
     leaf, spine = fab.tier("leaf"), fab.tier("spine")

@@ -154,13 +154,15 @@ class Plan:
         return of
 
     def choose(self, cls: LinkClass, floor: int, need: float, shape: Shape) -> Media:
-        """The media of a link of a class, with its cage group's least kind and reach."""
+        """The media of a link of a class, with its cage group's least kind and reach, from parts that carry the
+        fabric's protocol (infiniband for an InfiniBand fabric, else ethernet)."""
         fabric, a_role, _z_role, a_rack, z_rack, speed, a_lanes, z_lanes, a_cage, z_cage = cls
         spec = getattr(self.topology.resolved.design.fabrics, fabric)
         forced = (spec.media.switches if a_role in SWITCH_ROLES else spec.media.servers) if spec.media else None
         node = a_role not in SWITCH_ROLES and "/" not in a_role and a_role != "rack-system"
+        protocol = "infiniband" if spec.type == "infiniband" else "ethernet"      # RoCE runs on Ethernet parts
         return self.chooser.choose(speed, self.layout.distance_m(a_rack, z_rack), a_rack == z_rack, node, a_lanes,
-                                   a_cage, z_cage, forced, z_lanes, floor, need, shape)
+                                   a_cage, z_cage, forced, z_lanes, floor, need, shape, protocol)
 
     def check(self, out: Tally, fabric: str, a_role: str, a_idx: int, z_role: str, z_idx: int, a_rack: int,
                z_rack: int, m: Media, length: float) -> None:

@@ -12,6 +12,9 @@ and liquid-cooled cages; a splitter cable has its own top at the split ends). A 
 of its cage: a twin-port cage takes a twin-port module, a single-port cage a single-port one.
 A link for which no catalog part fits is left unresolved and says why (the cage rule NET011 and the
 reach rule NET005 report it): a wrong module in a BOM is worse than none.
+A part carries the link protocols its `protocols` lists (NVIDIA's NDR/400GbE twin-port parts both, the XDR
+1.6T parts InfiniBand only): a link takes only parts that carry its fabric's protocol, and a link left without
+media for want of one says so ("infiniband modules only, no ethernet one").
 A fabric's `media` setting can force a kind; the reach rule then checks it. `floor` raises the kind (the
 cage plan uses it so that every lane of a cage gets the same kind of module: `validator.derive.cabling`).
 """
@@ -48,6 +51,11 @@ def serves(cable: Cable, shape: Shape) -> bool:
 @cache
 def _fits() -> dict[str, frozenset[str]]:
     return {plug: fit.cages for plug, fit in cage_fits().items()}
+
+
+def carries(part: Cable | Transceiver, protocol: str | None) -> bool:
+    """Whether a part carries a link protocol. A part that does not state its protocols: no objection."""
+    return protocol is None or part.protocols is None or protocol in part.protocols
 
 
 def fits(form_factor: str | None, top: str | None, cage: Cage) -> bool:
@@ -88,8 +96,8 @@ class MediaChooser:
     def _transceivers(self) -> list[Transceiver]:
         return sorted(self.catalog.entries["transceiver"].values(), key=lambda t: (t.reach_m, t.id))
 
-    def _cable(self, kind: str, speed: float, length: float, cages: tuple[Cage, Cage], shape: Shape | None = None
-               ) -> Cable | None:
+    def _cable(self, kind: str, speed: float, length: float, cages: tuple[Cage, Cage], shape: Shape | None = None,
+               protocol: str | None = None) -> Cable | None:
         """The shortest-reach cable of a kind whose plugs fit both cages (the A end is the lower device; a
         splitter's single plug goes in the Z cage, its split plugs in the A cages) and the lanes in them."""
         for c in self._cables:
@@ -99,24 +107,26 @@ class MediaChooser:
             plugs = c.type == "fiber" or (fits(c.form_factor, c.split_top or c.top, cages[0])
                                           and fits(c.form_factor, c.top, cages[1]))
             if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length and plugs \
-                    and (c.type == "fiber" or shape is None or serves(c, shape)):
+                    and (c.type == "fiber" or shape is None or serves(c, shape)) and carries(c, protocol):
                 return c
         return None
 
-    def _xcvrs(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float
-               ) -> list[Transceiver]:
+    def _xcvrs(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float,
+               protocol: str | None = None) -> list[Transceiver]:
         """The modules of a media that fit the cage and serve its lanes (one module per cage: a twin-port cage
         takes a twin-port module; a module with fewer ports than the cage's lanes never), best first: those
         with exactly the cage's lanes, then by reach (the shortest that reaches is the cheapest)."""
         options = [t for t in self._transceivers if t.media == media and t.speed_gbps == speed and t.reach_m >= length
-                   and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage) and t.ports >= lanes]
+                   and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage) and t.ports >= lanes
+                   and carries(t, protocol)]
         return [t for t in options if t.ports == lanes] + [t for t in options if t.ports != lanes]
 
     def _pair(self, media: str, speed: float, ends: tuple[str, str], lanes: tuple[int, int],
-              cages: tuple[Cage, Cage], length: float) -> tuple[Transceiver, Transceiver] | None:
+              cages: tuple[Cage, Cage], length: float, protocol: str | None = None
+              ) -> tuple[Transceiver, Transceiver] | None:
         """The best module at each end that links to the other: the same lane rate where both are known."""
-        zs = self._xcvrs(media, speed, ends[1], lanes[1], cages[1], length)
-        for a in self._xcvrs(media, speed, ends[0], lanes[0], cages[0], length):
+        zs = self._xcvrs(media, speed, ends[1], lanes[1], cages[1], length, protocol)
+        for a in self._xcvrs(media, speed, ends[0], lanes[0], cages[0], length, protocol):
             for z in zs:
                 if a.lane_gbps is None or z.lane_gbps is None or a.lane_gbps == z.lane_gbps:
                     return a, z
@@ -124,19 +134,24 @@ class MediaChooser:
 
     def choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, a_lanes: int,
                a_cage: Cage, z_cage: Cage, forced: str | None, z_lanes: int = 1, floor: int = 0,
-               need: float | None = None, shape: Shape | None = None) -> Media:
+               need: float | None = None, shape: Shape | None = None, protocol: str | None = None) -> Media:
         """Media of a link of `length` m; `need` (>= length) is the reach its modules must have (the longest
-        lane sharing their cages), `floor` the least kind (an index into KINDS)."""
-        key = (speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage, forced, z_lanes, floor, need, shape)
+        lane sharing their cages), `floor` the least kind (an index into KINDS), `protocol` the link's
+        (infiniband or ethernet; None: any part)."""
+        key = (speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage, forced, z_lanes, floor, need, shape,
+               protocol)
         found = self._cache.get(key)
         if found is None:
-            found = self._cache[key] = self._choose(speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage,
-                                                    forced, z_lanes, floor, need, shape)
+            args = (speed, length, same_rack, a_is_node, a_lanes, a_cage, z_cage, forced, z_lanes, floor, need, shape)
+            found = self._choose(*args, protocol)
+            if found.kind == "unresolved" and protocol is not None:
+                found = _protocol_gap(found, self._choose(*args, None), protocol, a_cage, z_cage)
+            self._cache[key] = found
         return found
 
     def _choose(self, speed: float, length: float, same_rack: bool, a_is_node: bool, a_lanes: int,
                 a_cage: Cage, z_cage: Cage, forced: str | None, z_lanes: int, floor: int, need: float | None,
-                shape: Shape | None) -> Media:
+                shape: Shape | None, protocol: str | None) -> Media:
         if speed <= 1:
             order = ["cat6"]
         elif forced and forced != "auto":
@@ -148,13 +163,13 @@ class MediaChooser:
         reach = 0 if forced and forced != "auto" else max(length, need or 0.0)
         for kind in order:
             if kind in CABLE_KINDS:
-                cable = self._cable(kind, speed, reach, (a_cage, z_cage), shape)
+                cable = self._cable(kind, speed, reach, (a_cage, z_cage), shape, protocol)
                 if cable is not None:
                     return Media(cable, _length_class(cable, length), None, None, kind, cable.reach_m)
                 continue
             pair = self._pair(kind, speed, ("node" if a_is_node else "switch", "switch"), (a_lanes, z_lanes),
-                              (a_cage, z_cage), reach)
-            fiber = self._cable(kind, speed, reach, (a_cage, z_cage))
+                              (a_cage, z_cage), reach, protocol)
+            fiber = self._cable(kind, speed, reach, (a_cage, z_cage), protocol=protocol)
             if pair is None or fiber is None:
                 continue
             a, z = pair
@@ -186,6 +201,26 @@ class MediaChooser:
             rates = "/".join(f"{r:g}G" for r in sorted(r for r in a_rates if r is not None))
             return f"{a_cage[0]}{' ' + a_cage[1] + '-top' if a_cage[1] else ''} ({rates} lanes, not the other end's)"
         return ""
+
+
+def _cage_name(cage: Cage) -> str:
+    return f"{cage[0]}{' ' + cage[1] + '-top' if cage[1] else ''}"
+
+
+def _protocol_gap(unresolved: Media, any_protocol: Media, protocol: str, a_cage: Cage, z_cage: Cage) -> Media:
+    """A link left without media that parts of another protocol would have served: say which cage and why
+    (NET011: "OSFP224 flat-top (infiniband modules only, no ethernet one)"); else the link as it was."""
+    if any_protocol.kind == "unresolved":
+        return unresolved
+    ends = ((any_protocol.a_transceiver, a_cage, "modules"), (any_protocol.z_transceiver, z_cage, "modules"),
+            (any_protocol.cable, a_cage if a_cage[0] else z_cage, "cables"))
+    for part, cage, what in ends:
+        if part is not None and part.protocols and protocol not in part.protocols:
+            only = "/".join(part.protocols)
+            name = _cage_name(cage) or "link's"
+            return Media(None, unresolved.length_m, None, None, "unresolved", 0.0,
+                         f"{name} ({only} {what} only, no {protocol} one)")
+    return unresolved
 
 
 def _length_class(cable: Cable, length: float) -> float:

@@ -12,8 +12,10 @@ def cage_fit(ctx: Context) -> Iterator[Hit]:
     """Every transceiver and cable plug fits its cage: an OSFP module in an OSFP cage, a QSFP module in a
     QSFP cage of its generation or a later one (QSFP-DD takes QSFP112), and an OSFP module's top matches
     the cage (finned modules in air-cooled switches, flat ones in adapters and liquid-cooled switches).
-    clusterplan only chooses parts that fit; when the catalog has none for a cage at that speed and reach,
-    the link is left unresolved (no part in the BOM) and this rule names the cage.
+    A part must also carry the link's protocol (its `protocols`: an InfiniBand-only XDR module is no part for
+    an Ethernet fabric). clusterplan only chooses parts that fit; when the catalog has none for a cage at that
+    speed, reach and protocol, the link is left unresolved (no part in the BOM) and this rule names the cage
+    and why, e.g. "(infiniband modules only, no ethernet one)".
 
     Source: OSFP MSA and QSFP-DD MSA mechanical specifications; NVIDIA LinkX 200G-PAM4 product list
     (IHS modules only in air-cooled switches, RHS in ConnectX-8 and liquid-cooled cages);
@@ -35,8 +37,10 @@ def cage_fit(ctx: Context) -> Iterator[Hit]:
         z = device_namer(ctx.topology, fabric, z_role)(z_idx)
         path = ("fabrics", fabric, "tiers", z_role, "switch") if z_role in ("leaf", "spine", "core") else \
             ("fabrics", fabric, "speed_gbps")
-        yield Hit(f"{fabric} {a_role} -> {z_role} (e.g. {a} -> {z}): no catalog module fits the {m.unfit} cage "
-                  f"at {speed:g}G; the link is left without media", path)
+        cage, _, why = m.unfit.partition(" (")      # "OSFP224 flat-top (infiniband modules only, no ethernet one)"
+        why = f" ({why}" if why else ""
+        yield Hit(f"{fabric} {a_role} -> {z_role} (e.g. {a} -> {z}): no catalog module fits the {cage} cage "
+                  f"at {speed:g}G{why}; the link is left without media", path)
 
 
 RULE = Rule("NET011", "cage-fit", "Every module fits its cage", "error", "all", cage_fit, waivable=False)

@@ -16,6 +16,11 @@ Price = Annotated[float, Field(ge=0, description="USD. Built-in entries carry no
 Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 PowerBasis = Literal["typical", "max"]
 Top = Literal["finned", "flat"]
+Protocol = Literal["infiniband", "ethernet"]
+LinkProtocols = list[Protocol] | None
+PROTOCOLS_HELP = ("The link protocols the part carries, as its vendor lists them (NVIDIA's NDR/400GbE twin-port "
+                  "parts: both; XDR 1.6T parts: infiniband): the media choice gives a link only parts that carry "
+                  "its fabric's protocol (null: not stated, no objection; every built-in part states it)")
 
 
 class _Entry(BaseModel):
@@ -100,7 +105,7 @@ class Nic(_Entry):
                                      "is not a speed mismatch")
     form_factor: str
     host_interface: str
-    protocols: list[Literal["infiniband", "ethernet"]]
+    protocols: list[Protocol]
     top: Top | None = Field(None, description="OSFP cages: the module top the NIC takes (flat, RHS)")
     breakout: dict[int, int] = Field(default_factory=dict, description="port speed Gb/s -> links one port "
                                      "gives at that speed, where the NIC splits a port (ConnectX-8: {400: 2})")
@@ -157,6 +162,7 @@ class Transceiver(_Entry):
     lane_gbps: float | None = Field(None, gt=0, description="Signalling rate of one lane (100 for 100G-PAM4, 200 "
                                     "for 200G-PAM4): the two modules of a link must have the same (200G-PAM4 parts "
                                     "cannot downshift); null: not known, no objection")
+    protocols: LinkProtocols = Field(None, description=PROTOCOLS_HELP)
     price_usd: Price = None
 
 
@@ -175,6 +181,7 @@ class Cable(_Entry):
     lengths_m: list[float] = Field(min_length=1)
     power_w: float | None = Field(None, ge=0, description="Power of one cable, all its ends together, maximum; 0 "
                                   "for passive fiber and Cat6 (null: not published)")
+    protocols: LinkProtocols = Field(None, description=PROTOCOLS_HELP)
     price_usd: Price = None
 
 
