@@ -6,7 +6,8 @@ disaggregated fleet, cables, racks, PDUs and rear doors included).
 Prices: the built-in street book, validator/resolve/catalog/data/prices/street.yaml (each with its source
 and basis there): DGX H100 $270,000 (SemiAnalysis), DGX H200 $312,667 (an HGX H200 listing, proxy),
 DGX B300 $590,000 (derived: 8 x $45,000 x 1.64), GB200 NVL72 tray $172,000 (derived: ~$3.1M rack / 18);
-Tomahawk 5 white box $45,000 (derived), SN5600 $55,000 (proxy), QM9700 $50,000 (street), SN4600C and
+Tomahawk 5 white box $45,000 (derived), SN5600 $55,000 (proxy), QM9700 $36,000 (proxy: the FS archived
+64 x 400G NDR listing, as QM9790), SN4600C and
 SN4600C-200 $22,000 (proxy: SN4700), SN2201 $4,200 (proxy); twin-port 2 x 400G SR8 modules $879 finned
 (mma4z00-ns), $1,249 flat-top (mma4z00-ns-flt). The GB200 NVL36x2 tray has no price: no server line.
 Spares: 2 % per module line, rounded up (validator/data/defaults.yaml bom.spares_pct_transceiver).
@@ -19,7 +20,7 @@ import pytest
 from tests.test_hand_checks_designs import REL, _json, _links, _optics, _spares
 
 DGX_H100, DGX_H200, DGX_B300, NVL72_TRAY = 270_000, 312_667, 590_000, 172_000
-TH5, SN5600, QM9700, SN4600C, SN2201 = 45_000, 55_000, 50_000, 22_000, 4_200
+TH5, SN5600, QM9700, SN4600C, SN2201 = 45_000, 55_000, 36_000, 22_000, 4_200
 SR8, SR8_FLAT = 879, 1_249
 
 # design -> (servers line, switches line), USD
