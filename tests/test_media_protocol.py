@@ -19,7 +19,9 @@ from validator.derive import Derived
 from validator.derive.media import MediaChooser
 from validator.pipeline import analyze
 from validator.read.config import RunConfig
-from validator.resolve.catalog import builtin_catalog
+from validator.resolve.catalog import Catalog, builtin_catalog
+from validator.resolve.catalog.check import catalog_gaps
+from validator.resolve.prices import price_table
 
 NET011 = Path(__file__).parent / "rules" / "NET011"
 FLAT224, FINNED224 = ("OSFP224", "flat"), ("OSFP224", "finned")
@@ -41,6 +43,15 @@ def test_the_built_in_catalog_states_the_protocols_of_every_module_and_cable() -
     assert all(t.protocols == ["ethernet"] for t in cat.entries["transceiver"].values() if t.id.startswith("mms4c11"))
     prototype = cat.transceiver("mms4c10-xm800")
     assert "PROTOTYPE" in prototype.source and prototype.power_w == 15    # 15 W max, NVIDIA's listing
+
+
+def test_catalog_check_names_a_module_or_cable_that_does_not_state_its_protocols() -> None:
+    builtin = builtin_catalog()
+    assert not [g for g in catalog_gaps(builtin, price_table()) if g.field == "protocols"]
+    unstated = builtin.transceiver("mms4c11-xm").model_copy(update={"protocols": None})
+    catalog = builtin.merged(Catalog({**{k: {} for k in builtin.entries}, "transceiver": {"mms4c11-xm": unstated}}))
+    gaps = [(g.id, g.field) for g in catalog_gaps(catalog, price_table()) if g.field == "protocols"]
+    assert gaps == [("mms4c11-xm", "protocols")]
 
 
 def test_a_1_6t_switch_link_takes_the_part_of_its_protocol() -> None:

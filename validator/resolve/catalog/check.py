@@ -1,4 +1,4 @@
-"""`clusterplan catalog check`: the catalog entries missing power, price, cage or source, and every price
+"""`clusterplan catalog check`: the catalog entries missing power, price, cage, protocols or source, and every price
 by basis, age and source class.
 
 A gap is not an error: a figure no public source gives stays null, and the check says so, with the
@@ -27,7 +27,7 @@ DESIGN_PARTS = frozenset({"storage-node", "ufm"})
 class Gap:
     kind: str
     id: str
-    field: str          # power, price, cage, top, source
+    field: str          # power, price, cage, top, protocols, source
     detail: str
 
 
@@ -79,6 +79,9 @@ def catalog_gaps(catalog: Catalog, prices: PriceTable) -> list[Gap]:
             if prices.quote(entry.id, kind, getattr(entry, "price_usd", None)) is None:
                 gaps.append(Gap(kind, entry.id, "price", prices.why_unpriced(entry.id) or "in no price book"))
             gaps += _cage(kind, entry)
+            if kind in ("transceiver", "cable") and not entry.protocols:
+                gaps.append(Gap(kind, entry.id, "protocols", "no `protocols` (infiniband, ethernet): the media "
+                                "choice gives it to links of either"))
             if len(entry.source.strip()) < 8:
                 gaps.append(Gap(kind, entry.id, "source", "no source"))
     known = {i for kind in PRICED_KINDS for i in catalog.entries[kind]} | DESIGN_PARTS
