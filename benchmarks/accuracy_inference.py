@@ -39,7 +39,7 @@ def metric_class(metric: str) -> str:
 
 
 def static_rows() -> list[tuple[str, str, float]]:
-    """(id, metric class, error) of the TensorRT-LLM v0.9 static-batching rows (all held out)."""
+    """(id, metric class, error) of the TensorRT-LLM v0.5/v0.9 static-batching rows (all held out)."""
     out = []
     for r in rows():
         if r.kind != "inference":
@@ -113,12 +113,12 @@ def by_source(selected: list[Case]) -> list[str]:
         for c in selected:
             if c.family == fam:
                 held[c.id] = _with(c, consts) / c.published - 1
-    static = [(rid, cls, err) for rid, cls, err in static_rows()]       # TensorRT-LLM v0.9: never fitted
+    static = [(rid, cls, err) for rid, cls, err in static_rows()]       # TensorRT-LLM v0.5/v0.9: never fitted
     held.update({rid: err for rid, _, err in static})
     lines = ["| source family | fitted | metric | points | in-sample median | in-sample max | held-out median | "
              "held-out max |", "|---|---|---|---|---|---|---|---|"]
     points = [(c.family, metric_class(c.metric), c.id, c.split) for c in selected]
-    points += [("TRT9", cls, rid, "held-out") for rid, cls, _ in static]
+    points += [(rid.split("-")[1], cls, rid, "held-out") for rid, cls, _ in static]
     groups = [(fam, cls) for fam in sorted({p[0] for p in points}) for cls in ("throughput", "TTFT", "TPOT")]
     for fam, cls in [*groups, *[("all", cls) for cls in ("throughput", "TTFT", "TPOT")]]:
         sel = [p for p in points if fam in ("all", p[0]) and p[1] == cls and math.isfinite(held[p[2]])]

@@ -79,7 +79,8 @@ def serving_points() -> list[Point]:
             continue
         metric, _ = published_value(r)
         cls = "ttft" if metric == "ttft_ms" else "throughput_dense"
-        out.append((cls, "TensorRT-LLM v0.9", r.id, 1 / (1 + static_error(r))))
+        edition = "TensorRT-LLM v0.5" if r.id.startswith("I-TRT5") else "TensorRT-LLM v0.9"
+        out.append((cls, edition, r.id, 1 / (1 + static_error(r))))
     return out
 
 

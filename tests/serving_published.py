@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from validator.derive.estimate.burst import burst
 from validator.derive.estimate.engine import EngineSettings, Network, serving_constants
 from validator.derive.estimate.kv import Shape, kv_bytes_per_token_per_gpu, weight_bytes_per_gpu
 from validator.derive.estimate.operating import Workload, decode_rate, max_load, prefill_rate
@@ -73,9 +74,12 @@ class Case:
     setup: ServingSetup
     workload: Workload
     kind: str             # aggregated | prefill | decode | load (TPOT at a rate) | ttft (TTFT at a rate)
+    #                       | burst (requests/s of `requests` sent at once, over the makespan)
     #                       | closed (output tokens/s of a closed loop of `clients` users)
     batch: float | None = None        # decode: sequences per rank as published
     clients: float | None = None      # closed: concurrent users of the closed loop
+    requests: int | None = None       # burst: requests sent at once (throughput over the makespan)
+    lengths: str = "exponential"      # burst: output-length distribution (burst.DISTRIBUTIONS)
     qps: float | None = None          # load: requests/s of the replica
     prefill_tokens: float | None = None
 
@@ -199,6 +203,13 @@ def case_of(row: dict[str, str]) -> Case | None:
         return Case(**base, metric="out_tok_s_gpu", published=_per_gpu(row, value), workload=w, kind="decode",
                     batch=float(batch) if batch else None)
     w = Workload(prompt, output or 1.0, kv_tokens_rank(s))
+    sent = re.search(r"\((\d+) requests at once\)", row["concurrency_or_batch"])
+    if metric == "request_throughput" and sent:
+        # a burst run to its end (benchmark_serving at QPS inf): a dataset's varying output lengths (a
+        # mean is all the row states) drain as exponential, a fixed-length dataset (sonnet) in waves
+        lengths = "exponential" if row["osl"].startswith("mean") else "fixed"
+        return Case(**base, metric="req_s", published=value, workload=w, kind="burst", requests=int(sent[1]),
+                    lengths=lengths)
     if metric == "request_throughput":
         return Case(**base, metric="req_s", published=value, workload=w, kind="aggregated")
     if metric.startswith("ttft_ms") and (rate := re.search(r"([0-9.]+) req/s", row["concurrency_or_batch"])):
@@ -238,6 +249,8 @@ def estimate(case: Case, setup: ServingSetup | None = None) -> float:
     if case.kind == "closed":
         loop = closed_loop(s, w, case.clients or 0.0)
         return loop[0] * w.output / s.shape.gpus if loop else 0.0
+    if case.kind == "burst":
+        return burst(s, w, case.requests or 1, case.lengths).requests_per_s
     if case.kind in ("load", "ttft"):
         lat = aggregated(s, w, case.qps or 0.0)
         if lat is None:

@@ -17,7 +17,9 @@ from validator.read.model import Inference
 from validator.resolve.catalog import builtin_catalog
 
 ROWS = rows()
-TOLERANCE = {"I-TRT9": 0.25}
+# the issue's held-out bound (25 %) for both editions of TensorRT-LLM's performance.md, never fitted: v0.9's
+# static batches and batch-1 first tokens, v0.5's GPT-J 6B first tokens (printed in whole ms: 7 ms is +-7 %)
+TOLERANCE = {"I-TRT9": 0.25, "I-TRT5": 0.25}
 
 
 def _tol(row_id: str) -> float:
