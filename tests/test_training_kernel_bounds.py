@@ -80,7 +80,7 @@ def test_a_dense_model_has_no_expert_floor() -> None:
     assert expert_weight_floor(training_setup()) == 0.0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(seq=st.sampled_from([1024, 4096, 16384]), heads=st.sampled_from([16, 32, 64]),
        gpu=st.sampled_from(["a100-80gb-sxm", "h100-sxm", "b200", "b300"]),
        eff=st.floats(min_value=0.25, max_value=0.85))
