@@ -125,6 +125,7 @@ class TrainingTable:
     lenders: dict[str, str]
     sets: dict[str, dict[str, float]]
     source: str
+    tensor_flops_per_exp: dict[str, float]   # by GPU: 16-bit tensor peak / softmax exp rate (none: no exp bound)
 
 
 @fact
@@ -165,7 +166,8 @@ def _training_table(t: dict[str, Any]) -> TrainingTable:
     return TrainingTable({str(k): (float(v[0]), float(v[1])) for k, v in t["bounds"].items()},
                          _floats(t["prior"]), _floats(t["shared"]), float(t["uncalibrated_uncertainty"]),
                          _names(t["precision_alias"]), _names(t["precision_lenders"]), _names(t["lenders"]),
-                         {str(k): _floats(v) for k, v in t["sets"].items()}, str(t["source"]))
+                         {str(k): _floats(v) for k, v in t["sets"].items()}, str(t["source"]),
+                         _floats(t["softmax_exp"]["tensor_flops_per_exp"]))
 
 
 @cache

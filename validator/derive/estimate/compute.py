@@ -11,7 +11,7 @@ again on its share of the layers.
 from __future__ import annotations
 
 from validator.base.facts import fact
-from validator.derive.estimate.constants import TrainingConstants
+from validator.derive.estimate.constants import TrainingConstants, training_table
 from validator.derive.estimate.flops import (
     attention_flops_per_token,
     attention_params,
@@ -38,13 +38,16 @@ class LayerCompute:
     gemm_efficiency: float
     matmul: float = 0.0   # of which the weight matmuls
     trainable: float = 1.0    # share of the weights trained (frozen ones compute no weight gradient)
+    attention_backward: float | None = None   # the attention core's backward (None: 2.5 x forward)
 
     @property
     def train(self) -> float:
         """Forward + backward, without recomputation: backward is 2 x forward (input and weight gradients),
         except the fused attention kernel's, which recomputes the scores and runs 5 matmuls to forward's 2
-        (2.5 x); frozen weights skip their weight-gradient matmuls."""
-        return 3 * self.forward + 0.5 * self.attention - (1 - self.trainable) * self.matmul
+        (2.5 x, or its softmax-exp bound: `attention_times`); frozen weights skip their weight-gradient
+        matmuls."""
+        backward = 2.5 * self.attention if self.attention_backward is None else self.attention_backward
+        return 3 * self.forward - 2 * self.attention + backward - (1 - self.trainable) * self.matmul
 
 
 def _matmul_time(s: TrainingSetup, c: TrainingConstants, peak: float) -> tuple[float, float]:
@@ -62,8 +65,41 @@ def _matmul_time(s: TrainingSetup, c: TrainingConstants, peak: float) -> tuple[f
         moe_layer = 2 * expert_matmul_params(model) * tokens / s.tp     # one MoE layer, all local experts
         per_expert = moe_layer * s.ep / moe.experts       # one expert's GEMMs on this GPU (balanced routing)
         experts = (1 - dense_mlp_share(model)) * moe_layer
-        time += experts / (peak * gemm_efficiency(c, per_expert / 1e9))
+        time += max(experts / (peak * gemm_efficiency(c, per_expert / 1e9)), expert_weight_floor(s))
     return time, eff
+
+
+WEIGHT_BYTES = {"fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}    # else 2 (16-bit)
+
+
+def expert_weight_floor(s: TrainingSetup) -> float:
+    """The least time of one layer's grouped expert GEMMs (averaged over the layers, as the matmul time
+    is): every local expert's weights are read from HBM once per pass, however few tokens each expert gets,
+    so a GPU holding E / EP experts cannot finish them faster than streaming their bytes."""
+    moe = s.model.moe
+    if moe is None:
+        return 0.0
+    local = moe.experts / s.ep * mlp_params(s.model, moe.expert_ffn_hidden) / s.tp
+    stream = local * WEIGHT_BYTES.get(s.precision, 2.0) / (s.gpu.memory_bandwidth_tbs * 1e12)
+    return (1 - dense_mlp_share(s.model)) * stream
+
+
+def attention_times(s: TrainingSetup, c: TrainingConstants) -> tuple[float, float]:
+    """Forward and backward seconds of one layer's attention core, one micro-batch. The matmuls run at
+    `attention_efficiency` of the 16-bit peak (backward: 5 matmuls to forward's 2, 2.5 x); a fused kernel's
+    softmax exponentials run on the SFUs, overlapped with the matmuls (FlashAttention-3/4), so each pass
+    takes at least its exps over the SFU rate, `tensor_flops_per_exp` (efficiency.yaml
+    training.softmax_exp) below the 16-bit peak: one exp per score forward, one more backward (the
+    probabilities are recomputed)."""
+    tokens = s.tokens_per_microbatch
+    peak16 = min(peak_flops(s.gpu, s.precision), peak16_flops(s.gpu))
+    convention = "causal" if s.flash_attention else "full"
+    flops = attention_flops_per_token(s.model, s.seq, convention) * tokens / s.tp
+    forward = flops / (peak16 * c.attention_efficiency)
+    ratio = training_table().tensor_flops_per_exp.get(s.gpu.id, 0.0) if s.flash_attention else 0.0
+    exps = s.model.heads * s.seq * (0.5 if convention == "causal" else 1.0) * tokens / s.tp
+    floor = exps * ratio / peak16
+    return max(forward, floor), max(2.5 * forward, floor)
 
 
 def _elementwise_bytes(s: TrainingSetup) -> float:
@@ -94,12 +130,9 @@ def _ffn_per_token(model: LlmModel) -> float:
 
 def layer_compute(s: TrainingSetup, c: TrainingConstants) -> LayerCompute:
     peak = peak_flops(s.gpu, s.precision)
-    peak16 = min(peak, peak16_flops(s.gpu))
     matmul, eff = _matmul_time(s, c, peak)
     tokens = s.tokens_per_microbatch
-    convention = "causal" if s.flash_attention else "full"
-    attention = attention_flops_per_token(s.model, s.seq, convention) * tokens / s.tp / (
-        peak16 * c.attention_efficiency)
+    attention, attention_backward = attention_times(s, c)
     hbm = s.gpu.memory_bandwidth_tbs * 1e12
     elementwise = c.elementwise_factor * _elementwise_bytes(s) / hbm
     forward = matmul + attention + elementwise + c.layer_overhead_s
@@ -114,7 +147,7 @@ def layer_compute(s: TrainingSetup, c: TrainingConstants) -> LayerCompute:
     else:
         recompute = 0.0
     return LayerCompute(forward=forward, attention=attention, recompute=recompute, gemm_efficiency=eff,
-                        matmul=matmul, trainable=s.trainable_share)
+                        matmul=matmul, trainable=s.trainable_share, attention_backward=attention_backward)
 
 
 def head_compute(s: TrainingSetup, c: TrainingConstants) -> float:
