@@ -65,14 +65,14 @@ def _child(fh: BinaryIO, lines: Callable[[], Iterable[str]], counter: mmap.mmap,
     try:
         begin(quiet=True)        # the parent shows this file's progress from `counter`
         digest = hashlib.sha256()
-        for n, line in enumerate(lines(), start=1):
-            chunk = line.encode("utf-8")
+        n = 0
+        for text in lines():     # whole lines, one or a block of them (emit/cabling_csv.py)
+            chunk = text.encode("utf-8")
             digest.update(chunk)
             fh.write(chunk)
-            if not n & 1023:
-                struct.pack_into("q", counter, 0, n)
+            n += text.count("\n")
+            struct.pack_into("q", counter, 0, n)
         fh.close()
-        struct.pack_into("q", counter, 0, n)
         os.write(writer, digest.hexdigest().encode())
         return 0
     except BaseException:        # the parent reports it
