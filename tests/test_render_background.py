@@ -27,7 +27,7 @@ def test_a_plan_written_beside_is_the_serial_one(tmp_path, monkeypatch):
     monkeypatch.setattr(background, "MIN_LINKS", 10**9)
     serial = render_all(analysis, tmp_path / "serial")
     monkeypatch.setattr(background, "MIN_LINKS", 0)
-    monkeypatch.setattr(background, "_cores", lambda: 2)
+    monkeypatch.setattr(background, "cores", lambda: 2)
     started = []
     real = background.Background.__init__
 
@@ -47,7 +47,7 @@ def test_a_failing_child_leaves_the_previous_set(tmp_path, monkeypatch):
     render_all(analysis, tmp_path / "out")
     before = _tree(tmp_path / "out")
     monkeypatch.setattr(background, "MIN_LINKS", 0)
-    monkeypatch.setattr(background, "_cores", lambda: 2)
+    monkeypatch.setattr(background, "cores", lambda: 2)
 
     def broken(*_args, **_kwargs):
         raise OSError("disk full")

@@ -33,6 +33,9 @@ CABLING_COLUMNS = ("fabric", "a_site", "a_hall", "a_row", "a_rack", "a_ru", "a_d
                    "z_site", "z_hall", "z_row", "z_rack", "z_ru", "z_device", "z_port", "speed_gbps", "media",
                    "cable", "a_transceiver", "z_transceiver", "length_class_m", "run_m",
                    "cable_id", "a_interface", "z_interface")
+# One link as Plan.parts yields it: fabric, A end, A port, Z end, Z port, speed, media cells, cable id, interfaces
+End = tuple[object, ...]
+Part = tuple[str, End, "int | str", End, "int | str", object, tuple[object, ...], str, str, str]
 CABLING_WIDTHS = (9, 14, 6, 6, 10, 6, 30, 7, 14, 6, 6, 10, 6, 30, 7, 10, 10, 18, 18, 18, 9, 8, 16, 16, 16)
 
 
@@ -234,15 +237,24 @@ class Plan:
     def rows(self) -> Iterator[tuple[object, ...]]:
         """Every row of the cabling plan, fabric by fabric, in link order (the fast path of `row(run)`:
         places, names and media are worked out once per rack, device and pair of racks)."""
-        for fabric in self.topology.fabrics:
-            yield from self._rows(fabric)
+        for fabric, a, a_port, z, z_port, speed, media, cable, a_name, z_name in self.parts():
+            yield (fabric, *a[:-1], a_port, *z[:-1], z_port, speed, *media, cable, a_name, z_name)
 
-    def _rows(self, fabric: str) -> Iterator[tuple[object, ...]]:
+    def parts(self) -> Iterator[Part]:
+        """Every link of the cabling plan as its parts, in `rows()` order: (fabric, A end, A port, Z end, Z port,
+        speed, media cells, cable id, A interface, Z interface). An end is (site, hall, row, rack, ru, device,
+        rack index) and the media cells are those of `row`; the same end or media is the same tuple object
+        while it repeats (a switch's end on each of its ports), so a writer can format it once."""
+        for fabric in self.topology.fabrics:
+            yield from self._parts(fabric)
+
+    def _parts(self, fabric: str) -> Iterator[Part]:
         from validator.derive.links import device_namer, link_tuples
 
         namers: dict[str, Any] = {}
         places: dict[tuple[str, int], tuple[object, ...]] = {}
         cells: dict[tuple[int, int, int], tuple[object, ...]] = {}
+        port_names: dict[tuple[str, int | str], str] = {}
         cp = self.cage_plan
 
         def end(role: str, index: int) -> tuple[object, ...]:
@@ -254,6 +266,13 @@ class Plan:
                 found = places[key] = (*self._end(place), namer(index), place.rack)
             return found
 
+        def port_name(role: str, port: int | str) -> str:
+            key = (role, port)
+            found = port_names.get(key)
+            if found is None:
+                found = port_names[key] = self._port_name(fabric, role, port)
+            return found
+
         for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, speed) in enumerate(
                 link_tuples(self.topology, fabric), start=self.first_link(fabric)):
             a, z = end(a_role, a_idx), end(z_role, z_idx)
@@ -262,9 +281,8 @@ class Plan:
             media = cells.get(key)
             if media is None:
                 media = cells[key] = self._media_cells(m, self.layout.distance_m(key[1], key[2]))
-            yield (fabric, *a[:-2], a[-2], a_port, *z[:-2], z[-2], z_port, speed, *media,
-                   cable_id(fabric, str(a[-2]), a_port),
-                   self._port_name(fabric, a_role, a_port), self._port_name(fabric, z_role, z_port))
+            yield (fabric, a, a_port, z, z_port, speed, media, cable_id(fabric, str(a[-2]), a_port),
+                   port_name(a_role, a_port), port_name(z_role, z_port))
             if a_role == "server" and len(places) > 4096:
                 places.clear()      # servers are visited once each: keep the cache small at 100k GPUs
 

@@ -161,33 +161,33 @@ def port_cable_lengths(plan: Plan, fabric: str) -> dict[str, dict[int, int]]:
     from validator.expand.topology import SWITCH_ROLES
 
     topology = plan.topology
-    namers: dict[str, Any] = {}
-    racks: dict[tuple[str, int], int] = {}
+    racks_of = plan.rack_lists(fabric)
     lengths: dict[tuple[int, int, int], int] = {}
-    out: dict[str, dict[int, int]] = {}
-
-    def rack(role: str, index: int) -> int:
-        key = (role, index)
-        if key not in racks:
-            racks[key] = plan.place(fabric, role, index).rack
-        return racks[key]
-
-    def name(role: str, index: int) -> str:
-        namer = namers.get(role) or namers.setdefault(role, device_namer(topology, fabric, role))
-        return str(namer(index))
-
+    by_index: dict[tuple[str, int], dict[int, int]] = {}     # (role, index) -> port -> metres; named at the end
     cages = plan.cage_plan
+    role_racks: dict[str, list[int]] = {}
     for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, _speed) in enumerate(
             link_tuples(topology, fabric), start=plan.first_link(fabric)):
-        a_rack, z_rack = rack(a_role, a_idx), rack(z_role, z_idx)
+        a_racks = role_racks.get(a_role) or role_racks.setdefault(a_role, racks_of(a_role))
+        z_racks = role_racks.get(z_role) or role_racks.setdefault(z_role, racks_of(z_role))
+        a_rack, z_rack = a_racks[a_idx], z_racks[z_idx]
         media = cages.media(k)      # the media the cage plan chose for this link (derive/tally.py)
         key = (id(media), a_rack, z_rack)
-        if key not in lengths:
-            lengths[key] = max(1, math.ceil(media.length_m or plan.layout.distance_m(a_rack, z_rack)))
-        metres = lengths[key]
-        out.setdefault(name(z_role, z_idx), {})[z_port] = metres
+        metres = lengths.get(key)
+        if metres is None:
+            metres = lengths[key] = max(1, math.ceil(media.length_m or plan.layout.distance_m(a_rack, z_rack)))
+        end = by_index.get((z_role, z_idx))
+        if end is None:
+            end = by_index[(z_role, z_idx)] = {}
+        end[z_port] = metres
         if a_role in SWITCH_ROLES and isinstance(a_port, int):
-            out.setdefault(name(a_role, a_idx), {})[a_port] = metres
-        if a_role == "server" and len(racks) > 4096:
-            racks.clear()
+            end = by_index.get((a_role, a_idx))
+            if end is None:
+                end = by_index[(a_role, a_idx)] = {}
+            end[a_port] = metres
+    namers: dict[str, Any] = {}
+    out: dict[str, dict[int, int]] = {}
+    for (role, index), ports in by_index.items():
+        namer = namers.get(role) or namers.setdefault(role, device_namer(topology, fabric, role))
+        out.setdefault(str(namer(index)), {}).update(ports)
     return out

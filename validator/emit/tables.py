@@ -9,8 +9,8 @@ from typing import Any
 
 from validator.derive.bom import ITEM_FIELDS, Bom, Item
 from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.emit.cabling_csv import cabling_csv
 from validator.emit.escape import csv_row, known, to_json
-from validator.emit.progress import progress
 
 
 def _cents(x: float | None) -> str:
@@ -123,20 +123,9 @@ def cabling_filter(rack: str | None = None, device: str | None = None) -> Callab
 
 
 def cabling_csv_rows(plan: Plan, keep: Callable[[tuple[object, ...]], bool] | None = None) -> Iterable[str]:
-    """The cabling plan as CSV lines, streamed (a 100k-GPU plan never sits in memory); `keep` selects
-    rows (cabling_filter)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CABLING_COLUMNS)
-    yield out.getvalue()
-    total = plan.tally.links
-    for row in progress(plan.rows(), total, "cabling"):
-        if keep is not None and not keep(row):
-            continue
-        out.seek(0)
-        out.truncate()
-        writer.writerow(csv_row(row))
-        yield out.getvalue()
+    """The cabling plan as CSV text, streamed (a 100k-GPU plan never sits in memory) in blocks of whole lines
+    (emit/cabling_csv.py); `keep` selects rows (cabling_filter)."""
+    return cabling_csv(plan, keep)
 
 
 def cabling_json(plan: Plan, keep: Callable[[tuple[object, ...]], bool] | None = None) -> str:

@@ -33,6 +33,7 @@ from validator.emit.render.oob import FABRIC as OOB
 from validator.emit.render.oob import mgmt_peers, oob_configs
 from validator.emit.render.opensm import ADAPTIVE_FILE, PARTITIONS_FILE, ib_facts, ibdm_topology
 from validator.emit.render.switch_os import plugin_for
+from validator.emit.render.workers import merge_notes, start_worker
 from validator.expand.topology import Topology
 from validator.read.loader import read_text
 
@@ -180,28 +181,29 @@ def switches_to_render(topology: Topology) -> int:
     return sum(f.switches for f in fabrics if f is not None and f.type != "infiniband" and f.buildable)
 
 
-def render_configs(topology: Topology, user_templates: Path | None = None,
-                   counter: Stage | None = None, plan: Plan | None = None) -> Iterator[Rendered]:
-    """Every switch configuration and subnet-manager file of the design, in a stable order, then
-    configs/NOTES.md: what the network team must still fill in. `counter` counts the switches; `plan`
-    is the analysis's cabling plan (its cage plan already built), else one is built for the lengths."""
-    count: Callable[[int], None] = counter.advance if counter is not None else (lambda _n: None)
-    env = _Templates(user_templates)
+def _fabric_files(env: _Templates, topology: Topology, fabric: str, notes: Notes, peers: dict[str, str],
+                  plan: Plan | None) -> Iterator[Rendered | None]:
+    """A routed fabric's configurations, None after each switch's."""
+    lengths = None
+    if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
+        lengths = port_cable_lengths(plan or Plan(topology), fabric)
+    for d in device_configs(topology, fabric, lengths, peers):
+        notes.add(d)
+        yield from _device_files(env, d, notes)
+        yield None
+
+
+def _rest(env: _Templates, topology: Topology, fabrics: list[str], notes: Notes, peers: dict[str, str],
+          plan: Plan | None, count: Callable[[int], None]) -> Iterator[Rendered]:
+    """The files of `fabrics`, the OOB switches and the InfiniBand fabrics (all of render_configs but NOTES.md
+    and a worker's fabric)."""
     opensm = values("opensm.yaml")
-    notes = Notes()
-    peers = mgmt_peers(topology)
-    for fabric in ROUTED_FABRICS:
-        fab = topology.fabrics.get(fabric)
-        if fab is None or fab.type == "infiniband" or not fab.buildable:
-            continue
-        lengths = None
-        if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
-            plan = plan or Plan(topology)
-            lengths = port_cable_lengths(plan, fabric)
-        for d in device_configs(topology, fabric, lengths, peers):
-            notes.add(d)
-            yield from _device_files(env, d, notes)
-            count(1)
+    for fabric in fabrics:
+        for item in _fabric_files(env, topology, fabric, notes, peers, plan):
+            if item is None:
+                count(1)
+            else:
+                yield item
     yield from _oob_files(env, topology, notes, count)
     for f in ib_facts(topology):
         yield Rendered(f"configs/{f.fabric}/opensm.conf",
@@ -216,6 +218,51 @@ def render_configs(topology: Topology, user_templates: Path | None = None,
         yield Rendered(f"configs/{f.fabric}/{PARTITIONS_FILE}",
                        env.render("opensm/partitions.conf.j2", f=f, pkey=int(opensm["fabric_pkey"][f.fabric])))
         yield Rendered(f"configs/{f.fabric}/ibdiagnet.topo", "".join(ibdm_topology(topology, f.fabric)))
+
+
+def render_configs(topology: Topology, user_templates: Path | None = None,
+                   counter: Stage | None = None, plan: Plan | None = None,
+                   out: OutputSet | None = None) -> Iterator[Rendered]:
+    """Every switch configuration and subnet-manager file of the design, in a stable order, then
+    configs/NOTES.md: what the network team must still fill in. `counter` counts the switches; `plan`
+    is the analysis's cabling plan (its cage plan already built), else one is built for the lengths.
+    With `out`, the first routed fabric may be written into it by a second process (workers.py): its
+    files are then recorded in `out` ahead of these, where a serial render has them, and not yielded."""
+    count: Callable[[int], None] = counter.advance if counter is not None else (lambda _n: None)
+    env = _Templates(user_templates)
+    notes = Notes()
+    peers = mgmt_peers(topology)
+    fabrics = [name for name in ROUTED_FABRICS if (fab := topology.fabrics.get(name)) is not None
+               and fab.type != "infiniband" and fab.buildable]
+    if plan is None and any(getattr(topology.resolved.design.fabrics, name).lossless is not None for name in fabrics):
+        plan = Plan(topology)       # one for every fabric's cable lengths
+    worker = None
+    if out is not None and fabrics:
+        first = fabrics[0]
+
+        def files(child_notes: Notes) -> Iterator[tuple[str, str]]:
+            for item in _fabric_files(env, topology, first, child_notes, peers, plan):
+                yield ("", "") if item is None else (item.path, item.text)
+
+        worker = start_worker(out, topology.fabrics[first].switches, files)
+        if worker is not None:
+            fabrics = fabrics[1:]
+    try:
+        yield from _rest(env, topology, fabrics, notes, peers, plan, count)
+    except BaseException:
+        if worker is not None:
+            worker.abandon()
+        raise
+    if worker is not None and out is not None:
+        base = counter.done if counter is not None else 0
+
+        def show(n: int) -> None:
+            if counter is not None:
+                counter.done = base + n
+
+        records, child_notes = worker.finish(show)
+        out.files = {**dict(records), **out.files}    # the first fabric's files first, as a serial render
+        notes = merge_notes(child_notes, notes)
     yield Rendered("configs/NOTES.md", notes.text())
 
 
@@ -233,7 +280,7 @@ def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = 
         links = plan.tally.links
         beside = write_beside(out, "cabling.csv", lambda: tables.cabling_csv_rows(plan), links)
         with stage("configurations (switches)", switches_to_render(topology)) as counter:
-            for item in render_configs(topology, user_templates, counter, plan):
+            for item in render_configs(topology, user_templates, counter, plan, out):
                 out.write(item.path, item.text)
         with stage("BOM"):
             out.write("bom.json", tables.bom_json(derived.bom))

@@ -26,11 +26,24 @@ from validator.emit.progress import begin, stage
 MIN_LINKS = 20_000
 
 
-def _cores() -> int:
+def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:       # not Linux
         return os.cpu_count() or 1
+
+
+def fork_child(run: Callable[[mmap.mmap, int], int]) -> tuple[mmap.mmap, int, int]:
+    """Fork a child that runs `run(counter, pipe)` and exits with its status without running this process's
+    exit code; returns the shared counter, the pipe's reading end and the child's pid."""
+    counter = mmap.mmap(-1, 8)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        os._exit(run(counter, writer))
+    os.close(writer)
+    return counter, reader, pid
 
 
 class Background:
@@ -38,14 +51,8 @@ class Background:
 
     def __init__(self, out: OutputSet, rel: str, lines: Callable[[], Iterable[str]]) -> None:
         self.out, self.rel = out, rel
-        self.counter = mmap.mmap(-1, 8)
         fh = out.create(rel)
-        self.reader, writer = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:        # the child: write, report, leave without running the parent's exit code
-            os.close(self.reader)
-            os._exit(_child(fh, lines, self.counter, writer))
-        os.close(writer)
+        self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
         fh.close()
 
     def finish(self, label: str, total: int) -> None:
@@ -65,14 +72,14 @@ def _child(fh: BinaryIO, lines: Callable[[], Iterable[str]], counter: mmap.mmap,
     try:
         begin(quiet=True)        # the parent shows this file's progress from `counter`
         digest = hashlib.sha256()
-        for n, line in enumerate(lines(), start=1):
-            chunk = line.encode("utf-8")
+        n = 0
+        for text in lines():     # whole lines, one or a block of them (emit/cabling_csv.py)
+            chunk = text.encode("utf-8")
             digest.update(chunk)
             fh.write(chunk)
-            if not n & 1023:
-                struct.pack_into("q", counter, 0, n)
+            n += text.count("\n")
+            struct.pack_into("q", counter, 0, n)
         fh.close()
-        struct.pack_into("q", counter, 0, n)
         os.write(writer, digest.hexdigest().encode())
         return 0
     except BaseException:        # the parent reports it
@@ -81,6 +88,6 @@ def _child(fh: BinaryIO, lines: Callable[[], Iterable[str]], counter: mmap.mmap,
 
 def write_beside(out: OutputSet, rel: str, lines: Callable[[], Iterable[str]], links: int) -> Background | None:
     """Start writing `rel` in a second process when it pays (see the module); None: write it here."""
-    if links < MIN_LINKS or _cores() < 2 or not hasattr(os, "fork"):
+    if links < MIN_LINKS or cores() < 2 or not hasattr(os, "fork"):
         return None
     return Background(out, rel, lines)

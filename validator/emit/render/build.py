@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from validator.base.tables import values
-from validator.derive.links import iter_links
+from validator.derive.links import device_namer, link_tuples
 from validator.derive.port_names import cable_id, cached_tier_ports, interface_namer
 from validator.derive.switch_os import WatchdogTimers, watchdog_timers
 from validator.emit.render.device import (
@@ -84,6 +84,7 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
     switch_roles = ("leaf", "spine", "core")
     namers: dict[str, Callable[[int | str], str]] = {}
     names: dict[tuple[str, int | str], str] = {}    # a port's name depends on its role and number only
+    devices: dict[tuple[str, int], tuple[str, int | None]] = {}    # a switch's name and ASN
 
     def port_name(role: str, port: int | str) -> str:
         name = names.get((role, port))
@@ -92,19 +93,27 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
             name = names[(role, port)] = namer(port)
         return name
 
-    for k, link in enumerate(iter_links(topology, fabric)):
+    device_namers: dict[str, Callable[[int], str]] = {}
+
+    def device(role: str, index: int) -> tuple[str, int | None]:
+        found = devices.get((role, index))
+        if found is None:
+            namer = device_namers.get(role) or device_namers.setdefault(role, device_namer(topology, fabric, role))
+            found = (namer(index), asn_for(fabric, role, index) if role in switch_roles else None)
+            if role in switch_roles:
+                devices[(role, index)] = found      # servers are seen a few times each: not kept
+        return found
+
+    for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, _speed) in enumerate(link_tuples(topology, fabric)):
         if k * 2 + 1 >= size:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
         a_ip, z_ip = _dotted(base + 2 * k), _dotted(base + 2 * k + 1)
-        a_switch = link.a_role in switch_roles
-        cable = cable_id(fabric, link.a_device, link.a_port)
-        ends[link.z_device].append((link.z_port, f"{z_ip}/31", a_ip,
-                                    f"{link.a_device}:{port_name(link.a_role, link.a_port)}",
-                                    asn_for(fabric, link.a_role, link.a_index) if a_switch else None, cable))
-        if a_switch and isinstance(link.a_port, int):
-            ends[link.a_device].append((link.a_port, f"{a_ip}/31", z_ip,
-                                        f"{link.z_device}:{port_name(link.z_role, link.z_port)}",
-                                        asn_for(fabric, link.z_role, link.z_index), cable))
+        (a_device, a_asn), (z_device, z_asn) = device(a_role, a_idx), device(z_role, z_idx)
+        cable = cable_id(fabric, a_device, a_port)
+        ends[z_device].append((z_port, f"{z_ip}/31", a_ip, f"{a_device}:{port_name(a_role, a_port)}", a_asn, cable))
+        if a_asn is not None and isinstance(a_port, int):
+            ends[a_device].append((a_port, f"{a_ip}/31", z_ip, f"{z_device}:{port_name(z_role, z_port)}",
+                                   asn_for(fabric, z_role, z_idx) if z_asn is None else z_asn, cable))
     return ends
 
 

@@ -138,6 +138,12 @@ class DeviceConfig:
         return sorted({i.cable_m for i in self.interfaces if i.cable_m is not None})
 
     @property
+    def port_rows(self) -> list[tuple[PortName, bool, str, int, str, int | None]]:
+        """(port, opens_cage, description, mtu, ip, cable_m) of every interface: what a template prints per
+        port, one tuple to unpack instead of six attribute look-ups (800,000 ports in a 100k-GPU render)."""
+        return [(i.port, i.opens_cage, i.description, i.mtu, i.ip, i.cable_m) for i in self.interfaces]
+
+    @property
     def router_id(self) -> str:
         return self.loopback.split("/")[0]
 

@@ -1,0 +1,61 @@
+"""The first routed fabric's configurations rendered by a forked worker (validator/emit/render/workers.py,
+issue 33) are the files an in-process render writes, byte for byte, in the same order and with the same
+NOTES.md; a template error in the worker is the same TemplateError; notes merge in render order."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.test_render_background import DESIGN, _tree
+from validator.emit.render import TemplateError, background, render_all, workers
+from validator.emit.render.notes import Notes
+from validator.pipeline import analyze
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+def test_a_fabric_rendered_by_a_worker_is_the_in_process_one(tmp_path, monkeypatch):
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 10**9)
+    serial = render_all(analysis, tmp_path / "serial")
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    started: list[int] = []
+    real = background.fork_child
+    monkeypatch.setattr(background, "fork_child", lambda run: started.append(1) or real(run))
+    parallel = render_all(analysis, tmp_path / "parallel")
+    assert started == [1]
+    assert parallel == serial          # the same files in the same order
+    assert _tree(tmp_path / "parallel") == _tree(tmp_path / "serial")
+    assert any(p.startswith("configs/compute/") for p in serial)
+
+
+def test_a_template_error_in_the_worker_is_raised_here(tmp_path, monkeypatch):
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
+    monkeypatch.setattr(background, "cores", lambda: 2)
+
+    from validator.emit import render
+
+    real = render._device_files
+
+    def broken(env, d, notes):          # only in the worker's fabric: this process renders the others
+        if d.fabric == "compute":
+            raise TemplateError("template nvue/startup.yaml.j2:3: broken")
+        return real(env, d, notes)
+
+    monkeypatch.setattr(render, "_device_files", broken)
+    with pytest.raises(TemplateError, match=r"startup\.yaml\.j2:3: broken"):
+        render_all(analysis, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_notes_merge_in_render_order():
+    first = Notes(sonic=2, oob=1, unrendered={"eos": ["a"]}, no_headroom={"X": {100}}, eos_headroom=True)
+    then = Notes(sonic=3, unrendered={"eos": ["b"], "ios": ["c"]}, no_headroom={"X": {200}}, no_buffers={"Y"})
+    merged = workers.merge_notes(first, then)
+    assert (merged.sonic, merged.oob, merged.eos_headroom) == (5, 1, True)
+    assert merged.unrendered == {"eos": ["a", "b"], "ios": ["c"]}
+    assert merged.no_headroom == {"X": {100, 200}} and merged.no_buffers == {"Y"}
