@@ -9,12 +9,14 @@ the same steps against a real Nautobot):
   delete with a list body, a cable list filtered by `location_id` and `tags__n` (without the tag), a cable's
   create dropping the tags it is given (CableSerializer.create, Nautobot 3.2.7), an interface in at most one
   cable, unique names, and the GraphQL query the client reads interfaces with (choices as graphene's enum
-  names). It refuses a read that asks for nested objects (depth > 0).
+  names). It refuses a read that asks for nested objects (depth > 0). It answers one request at a time (a lock),
+as a database transaction would serialize them, so a client sending chunks from several threads is safe here.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import urllib.parse
 from typing import Any
 
@@ -75,8 +77,13 @@ class FakeNautobotApi:
         self.ids = itertools.count(1)
         self.taken: dict[tuple[Any, ...], str] = {}    # what no two objects may share -> the object that has it
         self.log: list[tuple[str, str, int]] = []      # method, kind, objects in the body
+        self.lock = threading.Lock()
 
     def __call__(self, method: str, path: str, body: Any) -> Any:
+        with self.lock:
+            return self._answer(method, path, body)
+
+    def _answer(self, method: str, path: str, body: Any) -> Any:
         route, _, query = path.partition("?")
         if route == "graphql/":
             return self._graphql(body)

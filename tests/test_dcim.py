@@ -13,9 +13,11 @@ tests/test_dcim_live.py repeats the sync against a real Nautobot server in .ci/r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
+import threading
 from collections import Counter
 
 import pytest
@@ -222,6 +224,7 @@ def test_an_apply_interrupted_before_a_cable_chunk_is_tagged_is_recovered_by_the
         return api(method, path, body)
 
     client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_tag)
+    client.settings = dataclasses.replace(client.settings, workers=1)   # one chunk at a time: the cut is exact
     with pytest.raises(ToolError):
         apply(plan(wanted, client), client)
     chunk = settings().chunk
@@ -235,5 +238,57 @@ def test_an_apply_interrupted_before_a_cable_chunk_is_tagged_is_recovered_by_the
     assert Counter((c.kind, c.action) for c in again.changes if c not in adopted) == {
         ("cables", "create"): 412 - 2 * chunk, ("power_panels", "create"): 1, ("power_feeds", "create"): 6}
     apply(again, client)
+    assert plan(wanted, _client(api)).empty
+    assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412
+
+
+def test_the_nautobot_client_keeps_workers_bulk_requests_in_flight_and_an_interrupted_one_is_recovered():
+    """`workers` (validator/data/dcim.yaml) chunks are sent at once: the first cable POSTs wait at a barrier of
+    `workers` parties, which only that many requests in flight at the same time can pass (a client sending one
+    at a time breaks it and the apply fails). Then a concurrent apply cut at a cable tag PATCH: whatever the
+    other request in flight did, the next plan and apply complete the design, each cable once."""
+    wanted = _objects(SMALL)
+    workers = settings().workers
+    assert workers == 2
+    api, gate = FakeNautobotApi(), threading.Barrier(workers, timeout=60)
+    in_flight, most, posts, lock = 0, 0, 0, threading.Lock()
+
+    def concurrent(method, path, body):
+        nonlocal in_flight, most, posts
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+            first = method == "POST" and path.startswith("dcim/cables/") and (posts := posts + 1) <= workers
+        try:
+            if first:
+                gate.wait()         # breaks (BrokenBarrierError) unless `workers` requests are in flight at once
+            return api(method, path, body)
+        finally:
+            with lock:
+                in_flight -= 1
+
+    client = Nautobot("http://nautobot.test", "token", transport=concurrent)
+    apply(plan(wanted, client), client)
+    assert most == workers and plan(wanted, _client(api)).empty
+    assert api.count("POST", "cables") == math.ceil(412 / settings().chunk)
+
+    api, patches = FakeNautobotApi(), 0
+
+    def cut_at_second_cable_tag(method, path, body):
+        nonlocal patches
+        if method == "PATCH" and path.startswith("dcim/cables/"):
+            with lock:
+                patches += 1
+                cut = patches == 2
+            if cut:
+                raise ToolError("Nautobot at http://nautobot.test: connection reset")
+        return api(method, path, body)
+
+    client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_tag)
+    with pytest.raises(ToolError):
+        apply(plan(wanted, client), client)
+    assert 0 < sum(not o.get("tags") for o in api.tables["cables"].values()) <= settings().chunk
+    client = _client(api)
+    apply(plan(wanted, client), client)
     assert plan(wanted, _client(api)).empty
     assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412

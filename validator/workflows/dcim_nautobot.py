@@ -5,9 +5,11 @@ verified unless the caller turns it off explicitly. Reads are cheap: `depth=0` (
 the nested object) and `exclude_m2m=true`, in pages of `page` objects; each reference id is mapped to the
 name of the object it names from the kinds read before it (KINDS order: locations before racks before
 devices before interfaces before cables), and an id not read yet (an object of someone else's) is fetched
-once. Writes go in bulk, `chunk` objects per request, references sent as ids. The read-back records hold the
+once. Writes go in bulk, `chunk` objects per request, `workers` requests in flight at once (the server saves
+each request's objects one by one, so a second request lets a second server process work), references sent as
+ids. The read-back records hold the
 fields clusterplan writes with references as names, so the sync compares like with like. The page, chunk
-and timeout are policies with their reasons in validator/data/dcim.yaml.
+timeout and workers are policies with their reasons in validator/data/dcim.yaml.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import json
 import re
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from validator.base.errors import ToolError
@@ -85,11 +89,12 @@ class Settings:
     page: int
     chunk: int
     timeout_s: float
+    workers: int
 
 
 def settings() -> Settings:
     table = values("dcim.yaml", "nautobot")
-    return Settings(int(table["page"]), int(table["chunk"]), float(table["timeout_s"]))
+    return Settings(int(table["page"]), int(table["chunk"]), float(table["timeout_s"]), int(table["workers"]))
 
 
 def _value(choice: Any) -> Any:
@@ -122,11 +127,27 @@ class Nautobot:
         self.by_name: dict[str, dict[Any, str]] = {}             # kind -> the name a reference gives -> id
         self.tag_id: str | None = None
         self.requests = 0
+        self._count = threading.Lock()
 
     # -- HTTP --------------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None) -> Any:
-        self.requests += 1
+        with self._count:
+            self.requests += 1
         return self.transport(method, path, body)
+
+    def _each(self, parts: list[Any], send: Callable[[Any], Any]) -> list[Any]:
+        """`send(part)` for every part, `workers` requests in flight at once; the answers in the parts' order.
+        After a failure the parts not yet sent are not sent (at most `workers` - 1 others finish)."""
+        if self.settings.workers <= 1 or len(parts) <= 1:
+            return [send(part) for part in parts]
+        with ThreadPoolExecutor(max_workers=self.settings.workers) as pool:
+            futures = [pool.submit(send, part) for part in parts]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
 
     def _http(self, method: str, path: str, body: Any) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -281,21 +302,26 @@ class Nautobot:
 
     def _create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
         extra: dict[str, Any] = {"status": STATUS, "tags": [self.ensure_tag(tag)]} if kind in TAGGED else {}
-        for part in chunks(records, self.settings.chunk):
-            created = self.request("POST", f"{ENDPOINTS[kind]}/{WRITE}", [{**self._payload(kind, r), **extra}
-                                                                         for r in part])
+        parts = list(chunks(records, self.settings.chunk))
+        bodies = [[{**self._payload(kind, r), **extra} for r in part] for part in parts]
+
+        def send(body: list[dict[str, Any]]) -> Any:
+            created = self.request("POST", f"{ENDPOINTS[kind]}/{WRITE}", body)
             if extra and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
                 self.request("PATCH", f"{ENDPOINTS[kind]}/{WRITE}", [{"id": o["id"], "tags": extra["tags"]}
                                                                      for o in created])
+            return created
+
+        for part, created in zip(parts, self._each(bodies, send), strict=True):
             for r, o in zip(part, created, strict=True):
                 self._remember(kind, natural_key(kind, r), str(o["id"]))
 
     def update(self, kind: str, changes: list[tuple[str, dict[str, Any]]]) -> None:
-        for part in chunks(changes, self.settings.chunk):
-            body = [{"id": i, **self._payload(kind, {k: v for k, v in fields.items() if k != TAG}),
-                     **({"tags": [self.ensure_tag(fields[TAG])]} if TAG in fields else {})} for i, fields in part]
-            self.request("PATCH", f"{ENDPOINTS[kind]}/{WRITE}", body)
+        bodies = [[{"id": i, **self._payload(kind, {k: v for k, v in fields.items() if k != TAG}),
+                    **({"tags": [self.ensure_tag(fields[TAG])]} if TAG in fields else {})} for i, fields in part]
+                  for part in chunks(changes, self.settings.chunk)]
+        self._each(bodies, lambda body: self.request("PATCH", f"{ENDPOINTS[kind]}/{WRITE}", body))
 
     def delete(self, kind: str, ids: list[str]) -> None:
-        for part in chunks(ids, self.settings.chunk):
-            self.request("DELETE", f"{ENDPOINTS[kind]}/", [{"id": i} for i in part])
+        self._each([[{"id": i} for i in part] for part in chunks(ids, self.settings.chunk)],
+                   lambda body: self.request("DELETE", f"{ENDPOINTS[kind]}/", body))
