@@ -193,8 +193,7 @@ class CagePlan:
         return cols[0], cols[1], cols[2], cols[3], cols[4]
 
     def _racks(self, racks: list[int], index: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The rack of each device index (a role that stands in one place answers one rack for any index); each
-        role's rack list made an array once, not once per segment (the plan keeps the lists, so ids stay)."""
+        """The rack of each device index (a role standing in one place: one rack), from an array made once per role."""
         if not len(racks):
             return np.full(len(index), racks[0], dtype=np.int64)
         found = self._rack_arrays.get(id(racks))
