@@ -193,11 +193,35 @@ def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[An
     np.not_equal(key[1:], key[:-1], out=change[1:])
     starts = np.flatnonzero(change)
     del change
-    uniq, first, inv = np.unique(key[starts], return_index=True, return_inverse=True)
+    uniq, first, inv = _dense_unique(key[starts], n) if key.dtype.kind in "iu" else \
+        np.unique(key[starts], return_index=True, return_inverse=True)
     inv = inv.ravel()
     lengths = np.diff(np.append(starts, n))
     counts = np.bincount(inv, weights=lengths, minlength=len(uniq)).astype(np.int64)
     return uniq, starts[first], counts, np.repeat(inv, lengths) if inverse else None
+
+
+def _dense_unique(runs: npt.NDArray[Any], n: int) -> tuple[npt.NDArray[Any], Ints, Ints]:
+    """`np.unique(runs, return_index=True, return_inverse=True)` of integer keys without a sort when their span
+    is at most `n` (the links: so the table below is no larger than a link array): a table over the span
+    marks the keys present, its running count numbers them in order, the least position of each is its first.
+    A wider span sorts."""
+    if not len(runs):
+        return np.unique(runs, return_index=True, return_inverse=True)
+    low, high = int(runs.min()), int(runs.max())
+    span = high - low + 1
+    if span > max(n, 1 << 16):
+        return np.unique(runs, return_index=True, return_inverse=True)
+    offset = (runs - low).astype(np.int64)
+    present = np.zeros(span, dtype=bool)
+    present[offset] = True
+    number = np.cumsum(present, dtype=np.int64) - 1
+    inverse = number[offset]
+    del number, offset
+    uniq = (np.flatnonzero(present) + low).astype(runs.dtype)
+    first = np.full(len(uniq), len(runs), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(runs), dtype=np.int64))
+    return uniq, first, inverse
 
 
 def first_ends(a: Ints32, z: Ints32, size: int, mid: Ints32, a_part: Ints32, z_part: Ints32

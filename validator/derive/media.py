@@ -100,23 +100,39 @@ class MediaChooser:
                protocol: str | None = None) -> Cable | None:
         """The shortest-reach cable of a kind whose plugs fit both cages (the A end is the lower device; a
         splitter's single plug goes in the Z cage, its split plugs in the A cages) and the lanes in them."""
-        for c in self._cables:
-            media = c.media or c.type
+        for c in self._cables_of.get(kind, ()):
             # fiber carries any speed; copper and active cables are built for one, with plugs that must fit
             fits_speed = c.type == "fiber" or c.speed_gbps == speed
             plugs = c.type == "fiber" or (fits(c.form_factor, c.split_top or c.top, cages[0])
                                           and fits(c.form_factor, c.top, cages[1]))
-            if (c.type == kind or media == kind) and fits_speed and c.reach_m >= length and plugs \
+            if fits_speed and c.reach_m >= length and plugs \
                     and (c.type == "fiber" or shape is None or serves(c, shape)) and carries(c, protocol):
                 return c
         return None
+
+    @cached_property
+    def _cables_of(self) -> dict[str, list[Cable]]:
+        """The cables of each kind (type or media), in `_cables` order: a choice scans only its kind's."""
+        out: dict[str, list[Cable]] = {}
+        for c in self._cables:
+            for kind in dict.fromkeys((c.type, c.media or c.type)):
+                out.setdefault(kind, []).append(c)
+        return out
+
+    @cached_property
+    def _xcvrs_of(self) -> dict[tuple[str, float], list[Transceiver]]:
+        """The transceivers of each (media, speed), in `_transceivers` order."""
+        out: dict[tuple[str, float], list[Transceiver]] = {}
+        for t in self._transceivers:
+            out.setdefault((t.media, t.speed_gbps), []).append(t)
+        return out
 
     def _xcvrs(self, media: str, speed: float, end: str, lanes: int, cage: Cage, length: float,
                protocol: str | None = None) -> list[Transceiver]:
         """The modules of a media that fit the cage and serve its lanes (one module per cage: a twin-port cage
         takes a twin-port module; a module with fewer ports than the cage's lanes never), best first: those
         with exactly the cage's lanes, then by reach (the shortest that reaches is the cheapest)."""
-        options = [t for t in self._transceivers if t.media == media and t.speed_gbps == speed and t.reach_m >= length
+        options = [t for t in self._xcvrs_of.get((media, speed), ()) if t.reach_m >= length
                    and (t.end == end or t.end == "any") and fits(t.form_factor, t.top, cage) and t.ports >= lanes
                    and carries(t, protocol)]
         return [t for t in options if t.ports == lanes] + [t for t in options if t.ports != lanes]

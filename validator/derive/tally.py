@@ -88,7 +88,9 @@ class CagePlan:
         self.kind_of: list[int] = []
         self.kind_class: list[int] = []
         self.summaries: dict[str, LinkSummary] = {}
+        self._rack_arrays: dict[int, npt.NDArray[np.int64]] = {}
         parts: list[list[Any]] = [list(p) for fabric in plan.topology.fabrics for p in self._fabric(fabric)]
+        self._rack_arrays.clear()
         columns = []
         for i in range(5):      # column by column, each segment's array let go once copied
             columns.append(np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int32))
@@ -138,11 +140,12 @@ class CagePlan:
         """One array segment: cages by arithmetic, classes by the distinct (racks, cage types) it holds,
         numbered in order of first appearance as a walk link by link would."""
         a, z, first, class_of, inverse = self._distinct(fabric, seg)
-        ids = np.zeros(len(first), dtype=np.int64)
+        ids = [0] * len(first)        # a list: a numpy scalar store per class costs more than the class
+        number = self._class
         for u in np.argsort(first, kind="stable").tolist():
-            ids[u] = self._class(class_of(u))
+            ids[u] = number(class_of(u))
         return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
-                ids[inverse].astype(np.int32))
+                np.array(ids, dtype=np.int32)[inverse])
 
     def _distinct(self, fabric: str, seg: Segment) -> tuple[I64, I64, I64, Callable[[int], LinkClass], I64]:
         """(A cages, Z cages, first link of each distinct class, its class, the distinct class of each link)."""
@@ -150,15 +153,16 @@ class CagePlan:
         a, ta, a_types = index.arrays(fabric, seg.a_role, seg.a_idx, seg.a_port)
         z, tz, z_types = index.arrays(fabric, seg.z_role, seg.z_idx, seg.z_port)
         racks = self.plan.rack_lists(fabric)
-        a_racks, z_racks = _racks(racks(seg.a_role), seg.a_idx), _racks(racks(seg.z_role), seg.z_idx)
+        a_racks, z_racks = self._racks(racks(seg.a_role), seg.a_idx), self._racks(racks(seg.z_role), seg.z_idx)
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
         key = ((a_racks * n_racks + z_racks) * len(a_types) + ta) * len(z_types) + tz
         uniq, first, _n, inverse = unique(key, inverse=True)
         assert inverse is not None
+        keys: list[int] = uniq.tolist()
 
         def class_of(u: int) -> LinkClass:
-            rest, t_z = divmod(int(uniq[u]), len(z_types))
+            rest, t_z = divmod(keys[u], len(z_types))
             rest, t_a = divmod(rest, len(a_types))
             a_rack, z_rack = divmod(rest, n_racks)
             (a_lanes, a_form), (z_lanes, z_form) = a_types[t_a], z_types[t_z]
@@ -187,6 +191,15 @@ class CagePlan:
         for (where, _c, inverse), group_ids in zip(done, ids, strict=True):
             cols[4][where] = group_ids[inverse]
         return cols[0], cols[1], cols[2], cols[3], cols[4]
+
+    def _racks(self, racks: list[int], index: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The rack of each device index (a role standing in one place: one rack), from an array made once per role."""
+        if not len(racks):
+            return np.full(len(index), racks[0], dtype=np.int64)
+        found = self._rack_arrays.get(id(racks))
+        if found is None:
+            found = self._rack_arrays[id(racks)] = np.array(racks, dtype=np.int64)
+        return found[index]
 
     def media(self, k: int) -> Media:
         """The media of link k (the same object for every link with the same choice)."""
@@ -217,29 +230,43 @@ class CagePlan:
         if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
             base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
+        chosen: dict[int, tuple[int, int]] = {}     # packed (class, need, shape, floor) -> (media, kind), all passes
+        shape_list: list[int] = shapes.tolist()
+        need_list: list[float] = needs.tolist()
         while True:
             uniq, _f, _n, inverse = unique(base * floors + level[ra], inverse=True)
             assert inverse is not None
-            mids, kinds = np.zeros(len(uniq), dtype=np.int32), np.zeros(len(uniq), dtype=np.int64)
-            for u, packed in enumerate(uniq.tolist()):
-                rest, floor = divmod(packed, floors)
-                rest, s = divmod(rest, len(shapes))
-                c, n = divmod(rest, len(needs))
-                rest, z_one = divmod(int(shapes[s]), 2)
-                rest, a_one = divmod(rest, 2)
-                shape = (*divmod(rest, width), bool(a_one), bool(z_one))
-                m = self.plan.choose(self.classes[self.kind_class[c]], floor, float(needs[n]), shape)
-                mid = known.get(id(m))
-                if mid is None:
-                    mid = known[id(m)] = len(self.medias)
-                    self.medias.append(m)
-                mids[u], kinds[u] = mid, KINDS.index(m.kind) if m.kind in KINDS else -1
+            mid_list, kind_list = [], []          # lists: a numpy scalar store per choice costs more than it
+            for packed in uniq.tolist():
+                got = chosen.get(packed)
+                if got is None:
+                    got = chosen[packed] = self._choice(packed, floors, shape_list, need_list, width, known)
+                mid_list.append(got[0])
+                kind_list.append(got[1])
+            mids = np.array(mid_list, dtype=np.int32)
             raised = level.copy()
-            np.maximum.at(raised, ra, kinds[inverse].astype(np.int8))
+            np.maximum.at(raised, ra, np.array(kind_list, dtype=np.int8)[inverse])
             if np.array_equal(raised, level):
                 break
             level = raised
         self.mid = array("i", mids[inverse].tobytes())
+
+
+    def _choice(self, packed: int, floors: int, shapes: list[int], needs: list[float], width: int,
+                known: dict[int, int]) -> tuple[int, int]:
+        """(media index, kind index) of one distinct packed (class kind, need, shape, floor)."""
+        rest, floor = divmod(packed, floors)
+        rest, s = divmod(rest, len(shapes))
+        c, n = divmod(rest, len(needs))
+        rest, z_one = divmod(shapes[s], 2)
+        rest, a_one = divmod(rest, 2)
+        shape = (*divmod(rest, width), bool(a_one), bool(z_one))
+        m = self.plan.choose(self.classes[self.kind_class[c]], floor, needs[n], shape)
+        mid = known.get(id(m))
+        if mid is None:
+            mid = known[id(m)] = len(self.medias)
+            self.medias.append(m)
+        return mid, KINDS.index(m.kind) if m.kind in KINDS else -1
 
 
 def build_tally(plan: Plan) -> Tally:
@@ -274,13 +301,6 @@ def build_tally(plan: Plan) -> Tally:
         out.problems.setdefault((c[0], "switches" if c[1] in SWITCH_ROLES else "servers", "cage"),
                                 (c[1], int(cp.a_idx[k]), c[2], int(cp.z_idx[k]), cp.media(k), cp.lengths[cp.cls[k]]))
     return out
-
-
-def _racks(racks: list[int], index: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The rack of each device index (a role that stands in one place answers one rack for any index)."""
-    if not len(racks):
-        return np.full(len(index), racks[0], dtype=np.int64)
-    return np.array(racks, dtype=np.int64)[index]
 
 
 def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int

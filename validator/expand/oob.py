@@ -55,23 +55,48 @@ class OobSizer:
 
 
 def mgmt_blocks(b: _Builder, rack: Rack, bmc: int) -> list[tuple[str, int, int]]:
-    """Management ports in a rack, as (role, first index, count) blocks in port order."""
-    from validator.expand.racks import _append
-
+    """Management ports in a rack, as (role, first index, count) blocks in port order; a block that
+    continues the one before it (the next server's BMC, the next switch's ports) joins it. The block
+    being built is held in locals, not appended and rewritten per unit: a million-GPU site's 254,000
+    servers pass through here."""
     system = b.r.server.rack_system
+    system_ports = system.mgmt_ports if system is not None else 0
     blocks: list[tuple[str, int, int]] = []
+    role, first, count = "", 0, 0          # the open block (count 0: none)
+    per_role: dict[tuple[str, str], int] = {}
     for unit in rack.units:
-        if unit.kind == "server" and bmc:
-            _append(blocks, "server", unit.index, 1)
-        elif unit.kind == "rack-system" and system is not None and system.mgmt_ports:
-            blocks.append(("rack-system", unit.index * system.mgmt_ports, system.mgmt_ports))
-        elif unit.kind == "switch":
-            tier = b.fabrics[unit.fabric].tier(unit.role)
-            if tier is not None and tier.switch.mgmt_ports:
-                per = tier.switch.mgmt_ports
-                _append(blocks, f"{unit.fabric}/{unit.role}", unit.index * per, per)
-        elif unit.kind == "storage":
-            _append(blocks, "storage", unit.index, 1)
+        kind = unit.kind
+        if kind == "server":
+            if not bmc:
+                continue
+            name, start, n = "server", unit.index, 1
+        elif kind == "switch":
+            key = (unit.fabric, unit.role)
+            per = per_role.get(key)
+            if per is None:
+                tier = b.fabrics[unit.fabric].tier(unit.role)
+                per = per_role[key] = tier.switch.mgmt_ports if tier is not None and tier.switch.mgmt_ports else 0
+            if not per:
+                continue
+            name, start, n = f"{unit.fabric}/{unit.role}", unit.index * per, per
+        elif kind == "storage":
+            name, start, n = "storage", unit.index, 1
+        elif kind == "rack-system" and system_ports:
+            if count:
+                blocks.append((role, first, count))
+            blocks.append(("rack-system", unit.index * system_ports, system_ports))
+            count = 0       # a rack system's block is never joined by the next
+            continue
+        else:
+            continue
+        if count and name == role and first + count == start:
+            count += n
+        else:
+            if count:
+                blocks.append((role, first, count))
+            role, first, count = name, start, n
+    if count:
+        blocks.append((role, first, count))
     return blocks
 
 

@@ -380,10 +380,3 @@ def _plan_racks(resolved: Resolved, fabrics: dict[str, FabricTopology],
                     units, b.group_racks, b.rack_ru, spots)
     return plan, oob_fabric
 
-
-def _append(blocks: list[tuple[str, int, int]], role: str, first: int, count: int) -> None:
-    """Add a block, merging it with the previous one when it continues it (keeps 100k racks small)."""
-    if blocks and blocks[-1][0] == role and blocks[-1][1] + blocks[-1][2] == first:
-        blocks[-1] = (role, blocks[-1][1], blocks[-1][2] + count)
-    else:
-        blocks.append((role, first, count))
