@@ -92,3 +92,19 @@ def test_vllm_v060_sharegpt_bursts():
     # the fixed-length sonnet rows of the same post drain in waves, close to the steady state
     assert rows["S-V06-H100-L70-DEC-THR"].lengths == "fixed"
     assert abs(error(rows["S-V06-H100-L70-DEC-THR"])) <= 0.10
+
+
+def test_a_burst_counts_the_requests_sent_not_the_slowest_ranks_share_times_the_ranks():
+    # 5 requests over 2 attention ranks: the ranks take 3 and 2, the one with 3 sets the makespan, and 5
+    # requests (not 2 x 3 = 6) are served in it
+    import dataclasses
+
+    from validator.derive.estimate.burst import burst
+
+    case = {c.id: c for c in cases()}["S-V06-H100-L8-SGPT-THR"]
+    s = case.setup
+    two = dataclasses.replace(s, shape=dataclasses.replace(s.shape, gpus=2 * s.shape.gpus, dp=2))
+    five, six = burst(two, case.workload, 5), burst(two, case.workload, 6)
+    assert five.makespan_s == pytest.approx(six.makespan_s)      # the slowest rank runs 3 in both
+    assert five.requests_per_s * five.makespan_s == pytest.approx(5)
+    assert six.requests_per_s * six.makespan_s == pytest.approx(6)

@@ -292,3 +292,24 @@ def test_the_nautobot_client_keeps_workers_bulk_requests_in_flight_and_an_interr
     apply(plan(wanted, client), client)
     assert plan(wanted, _client(api)).empty
     assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412
+
+
+def test_after_a_failed_chunk_the_client_sends_no_further_chunk():
+    """Twenty parts, two in flight: the first fails after the second has started. Only the part already in
+    flight may still be sent; the other eighteen are not, and the first part's error is the one raised."""
+    client = _client(FakeNautobotApi())
+    assert client.settings.workers == 2
+    started, second_started = [], threading.Event()
+
+    def send(part):
+        started.append(part)
+        if part == 0:
+            second_started.wait(timeout=60)      # part 1 is in flight when part 0 fails
+            raise ToolError("chunk 0 refused")
+        if part == 1:
+            second_started.set()
+        return part
+
+    with pytest.raises(ToolError, match="chunk 0 refused"):
+        client._each(list(range(20)), send)
+    assert sorted(started) == [0, 1]

@@ -112,6 +112,14 @@ def test_the_same_module_listed_for_ethernet_serves_the_roce_leaves(tmp_path: Pa
     assert "test-qsfpdd-2x400g-dr4" in parts
 
 
+def test_a_part_that_lists_no_protocol_is_an_error_not_a_part_no_link_takes(tmp_path: Path) -> None:
+    # `protocols: []` would carry no link (and the catalog check would take it for "not stated"): refused
+    design = _qsfp_dd_design(tmp_path, [])
+    errors = [f for f in analyze(design, "design.yaml", RunConfig()).findings if f.severity == "error"]
+    assert any("qsfp-dd-400g-module.yaml" in (f.file or "") and "protocols" in f.message for f in errors), \
+        [(f.rule, f.file, f.message) for f in errors]
+
+
 @st.composite
 def fabrics(draw: st.DrawFn) -> dict[str, Any]:
     """A two-tier fabric of either protocol, on 400G NDR/400GbE switches or on 800G/400G 200G-lane ones, with

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from tests.test_render_background import DESIGN, _tree
+from validator.base.errors import ToolError
 from validator.emit.render import TemplateError, background, render_all, workers
 from validator.emit.render.notes import Notes
 from validator.pipeline import analyze
@@ -32,8 +33,8 @@ def test_a_fabric_rendered_by_a_worker_is_the_in_process_one(tmp_path, monkeypat
     assert any(p.startswith("configs/compute/") for p in serial)
 
 
-def test_a_template_error_in_the_worker_is_raised_here(tmp_path, monkeypatch):
-    analysis = analyze(DESIGN)
+def _break_the_workers_fabric(monkeypatch, error: BaseException) -> None:
+    """The worker renders the compute fabric and fails there with `error`; this process renders the others."""
     monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
     monkeypatch.setattr(background, "cores", lambda: 2)
 
@@ -41,15 +42,53 @@ def test_a_template_error_in_the_worker_is_raised_here(tmp_path, monkeypatch):
 
     real = render._device_files
 
-    def broken(env, d, notes):          # only in the worker's fabric: this process renders the others
+    def broken(env, d, notes):
         if d.fabric == "compute":
-            raise TemplateError("template nvue/startup.yaml.j2:3: broken")
+            raise error
         return real(env, d, notes)
 
     monkeypatch.setattr(render, "_device_files", broken)
-    with pytest.raises(TemplateError, match=r"startup\.yaml\.j2:3: broken"):
+
+
+@pytest.mark.parametrize(("error", "raised", "message"), [
+    # a template error is the same TemplateError, as a serial render raises it
+    (TemplateError("template nvue/startup.yaml.j2:3: broken"), TemplateError, r"startup\.yaml\.j2:3: broken"),
+    # any other failure: a ToolError with the child's traceback
+    (KeyError("no-such-port"), ToolError, r"second process failed \(exit code 0\):\n(?s:.*)KeyError: 'no-such-port'"),
+])
+def test_a_failure_in_the_worker_is_raised_here_and_nothing_is_written(tmp_path, monkeypatch, error, raised, message):
+    analysis = analyze(DESIGN)
+    _break_the_workers_fabric(monkeypatch, error)
+    with pytest.raises(raised, match=message):
         render_all(analysis, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_worker_is_stopped_when_this_process_fails_while_waiting_for_it(tmp_path, monkeypatch):
+    """Interrupted while it waits for the child: the child is killed and reaped before the staging directory
+    is removed, so nothing of the set is left and no process outlives the command."""
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    pids: list[int] = []
+    real = background.fork_child
+
+    def fork(run):
+        counter, reader, pid = real(run)
+        pids.append(pid)
+        return counter, reader, pid
+
+    def interrupted(self, show):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(background, "fork_child", fork)
+    monkeypatch.setattr(workers.ConfigWorker, "finish", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        render_all(analysis, tmp_path / "out")
+    assert len(pids) == 1
+    with pytest.raises(ChildProcessError):       # already reaped: not running, not a zombie
+        os.waitpid(pids[0], os.WNOHANG)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_notes_merge_in_render_order():

@@ -137,11 +137,22 @@ class Nautobot:
 
     def _each(self, parts: list[Any], send: Callable[[Any], Any]) -> list[Any]:
         """`send(part)` for every part, `workers` requests in flight at once; the answers in the parts' order.
-        After a failure the parts not yet sent are not sent (at most `workers` - 1 others finish)."""
+        After a failure the parts not yet sent are not sent (the `workers` - 1 others in flight finish)."""
         if self.settings.workers <= 1 or len(parts) <= 1:
             return [send(part) for part in parts]
+        failed = threading.Event()
+
+        def guarded(part: Any) -> Any:
+            if failed.is_set():      # an earlier part failed: its error is raised below, in the parts' order
+                return None
+            try:
+                return send(part)
+            except BaseException:
+                failed.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=self.settings.workers) as pool:
-            futures = [pool.submit(send, part) for part in parts]
+            futures = [pool.submit(guarded, part) for part in parts]
             try:
                 return [f.result() for f in futures]
             except BaseException:

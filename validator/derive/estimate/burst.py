@@ -87,7 +87,7 @@ def burst(s: ServingSetup, w: Workload, requests: int, distribution: str = "expo
     makespan = decode + prefill
     if makespan <= 0:
         return Burst(math.inf, math.inf, 0.0, 0.0, 0.0)
-    rate = dp * per_rank / makespan
+    rate = requests / makespan     # the slowest rank (per_rank requests) sets the makespan
     all_rounds = expected_makespan(per_rank, slots, rounds, lambda _: 1.0, distribution)
     mean_batch = per_rank * rounds / all_rounds if all_rounds else 0.0
     return Burst(rate, rate * w.output, makespan, prefill, mean_batch)

@@ -249,20 +249,20 @@ def render_configs(topology: Topology, user_templates: Path | None = None,
             fabrics = fabrics[1:]
     try:
         yield from _rest(env, topology, fabrics, notes, peers, plan, count)
-    except BaseException:
+        if worker is not None and out is not None:
+            base = counter.done if counter is not None else 0
+
+            def show(n: int) -> None:
+                if counter is not None:
+                    counter.done = base + n
+
+            records, child_notes = worker.finish(show)
+            out.files = {**dict(records), **out.files}    # the first fabric's files first, as a serial render
+            notes = merge_notes(child_notes, notes)
+    except BaseException:        # this process failed, or was interrupted while it waited: stop the child
         if worker is not None:
             worker.abandon()
         raise
-    if worker is not None and out is not None:
-        base = counter.done if counter is not None else 0
-
-        def show(n: int) -> None:
-            if counter is not None:
-                counter.done = base + n
-
-        records, child_notes = worker.finish(show)
-        out.files = {**dict(records), **out.files}    # the first fabric's files first, as a serial render
-        notes = merge_notes(child_notes, notes)
     yield Rendered("configs/NOTES.md", notes.text())
 
 

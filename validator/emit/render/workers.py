@@ -5,8 +5,10 @@ more and for a fabric of at least `MIN_SWITCHES` routed switches, a child forked
 that fabric's files into the staging directory with the same code (`render_fabric`), counts them in shared
 memory for the progress display and sends back, through a pipe, each file's path and SHA-256 in order and its
 NOTES.md findings; the parent merges them where the serial order has them (the fabric comes first). A template
-error in the child is raised in the parent as the same TemplateError; any other failure is a ToolError, and
-the set is not swapped in. With one core, without fork or for a smaller fabric, everything renders here."""
+error in the child is raised in the parent as the same TemplateError; any other failure is a ToolError with
+the child's traceback, and the set is not swapped in. If this process fails first (or is interrupted while it
+waits), the child is killed and reaped before the staging directory goes. With one core, without fork or
+for a smaller fabric, everything renders here."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pickle
 import select
 import signal
 import struct
+import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,8 +31,8 @@ from validator.emit.render.notes import Notes
 
 MIN_SWITCHES = 256
 
-# The files of the fabric and its notes, or the message of a template error
-Result = tuple[list[tuple[str, str]], Notes | None, str | None]
+# The files of the fabric and its notes, or the message of a template error, or the traceback of another failure
+Result = tuple[list[tuple[str, str]], Notes | None, str | None, str | None]
 
 
 class ConfigWorker:
@@ -38,6 +41,7 @@ class ConfigWorker:
     def __init__(self, out: OutputSet, files: Callable[[Notes], Iterable[tuple[str, str]]]) -> None:
         self.counter, self.reader, self.pid = background.fork_child(
             lambda counter, writer: _child(out, files, counter, writer))
+        self.reaped = False
 
     @property
     def done(self) -> int:
@@ -54,19 +58,26 @@ class ConfigWorker:
         with os.fdopen(self.reader, "rb") as fh:
             payload = fh.read()
         _pid, status = os.waitpid(self.pid, 0)
+        self.reaped = True
         try:
-            records, notes, error = pickle.loads(payload) if status == 0 else ([], None, None)
-        except Exception:        # a truncated report: the child died writing it
-            records, notes, error = [], None, None
+            records, notes, error, failure = pickle.loads(payload)
+        except Exception:        # no or a truncated report: the child died writing it
+            records, notes, error, failure = [], None, None, None
         if error is not None:
             raise TemplateError(error)
         if notes is None:
-            raise ToolError(f"rendering configurations in a second process failed (status {status})")
+            code = os.waitstatus_to_exitcode(status)
+            how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+            raise ToolError(f"rendering configurations in a second process failed ({how})"
+                            + (f":\n{failure}" if failure else ""))
         return records, notes
 
 
     def abandon(self) -> None:
-        """Stop the child (this process failed first) and reap it."""
+        """Stop the child (this process failed first) and reap it, unless `finish` already did."""
+        if self.reaped:
+            return
+        self.reaped = True
         try:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
@@ -92,11 +103,11 @@ def _child(out: OutputSet, files: Callable[[Notes], Iterable[tuple[str, str]]], 
             with out.create(rel) as fh:
                 fh.write(data)
             records.append((rel, hashlib.sha256(data).hexdigest()))
-        result = (records, notes, None)
+        result = (records, notes, None, None)
     except TemplateError as exc:
-        result = ([], None, str(exc))
-    except BaseException:        # the parent reports it
-        return 1
+        result = ([], None, str(exc), None)
+    except BaseException:        # the parent reports it, with this traceback
+        result = ([], None, None, traceback.format_exc())
     try:
         with os.fdopen(writer, "wb") as fh:
             fh.write(pickle.dumps(result))

@@ -17,7 +17,7 @@ Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 PowerBasis = Literal["typical", "max"]
 Top = Literal["finned", "flat"]
 Protocol = Literal["infiniband", "ethernet"]
-LinkProtocols = list[Protocol] | None
+LinkProtocols = Annotated[list[Protocol], Field(min_length=1)] | None
 PROTOCOLS_HELP = ("The link protocols the part carries, as its vendor lists them (NVIDIA's NDR/400GbE twin-port "
                   "parts: both; XDR 1.6T parts: infiniband): the media choice gives a link only parts that carry "
                   "its fabric's protocol (null: not stated, no objection; every built-in part states it)")
