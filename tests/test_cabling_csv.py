@@ -45,7 +45,7 @@ end = st.tuples(text, text, text, text, st.integers(1, 48), text, st.integers(0,
 media = st.tuples(text, text, text, text, cell, number)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(text, end, st.integers(1, 64) | text, end, st.integers(1, 64) | text, number, media,
                           text, text, text), max_size=20))
 def test_any_cells_are_the_standard_writers_text(parts):
