@@ -57,3 +57,39 @@ def test_a_failing_child_leaves_the_previous_set(tmp_path, monkeypatch):
     with pytest.raises(ToolError, match=r"cabling\.csv in a second process failed"):
         render_all(analysis, tmp_path / "out")
     assert _tree(tmp_path / "out") == before and sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_a_failure_here_stops_and_reaps_the_cabling_process(tmp_path, monkeypatch):
+    """The configurations fail in this process while the cabling plan is being written beside: the child is
+    killed and reaped (no process outlives the render, none stays a zombie in a caller of validator.api)."""
+    from validator.emit import render
+
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(background, "MIN_LINKS", 0)
+    pids = spy_forks(monkeypatch)
+
+    def broken(*_args, **_kwargs):
+        raise render.TemplateError("template sonic/config_db.json.j2:1: broken")
+
+    monkeypatch.setattr(render, "_device_files", broken)
+    with pytest.raises(render.TemplateError, match="broken"):
+        render_all(analysis, tmp_path / "out")
+    assert len(pids) == 1
+    with pytest.raises(ChildProcessError):       # already reaped
+        os.waitpid(pids[0], os.WNOHANG)
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def spy_forks(monkeypatch) -> list[int]:
+    """Two cores, and the pids of the children `fork_child` starts (to check they are reaped)."""
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    pids: list[int] = []
+    real = background.fork_child
+
+    def fork(run):
+        counter, reader, pid = real(run)
+        pids.append(pid)
+        return counter, reader, pid
+
+    monkeypatch.setattr(background, "fork_child", fork)
+    return pids

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.test_render_background import DESIGN, _tree
+from tests.test_render_background import DESIGN, _tree, spy_forks
 from validator.base.errors import ToolError
 from validator.emit.render import TemplateError, background, render_all, workers
 from validator.emit.render.notes import Notes
@@ -69,19 +69,11 @@ def test_the_worker_is_stopped_when_this_process_fails_while_waiting_for_it(tmp_
     is removed, so nothing of the set is left and no process outlives the command."""
     analysis = analyze(DESIGN)
     monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
-    monkeypatch.setattr(background, "cores", lambda: 2)
-    pids: list[int] = []
-    real = background.fork_child
-
-    def fork(run):
-        counter, reader, pid = real(run)
-        pids.append(pid)
-        return counter, reader, pid
+    pids = spy_forks(monkeypatch)
 
     def interrupted(self, show):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(background, "fork_child", fork)
     monkeypatch.setattr(workers.ConfigWorker, "finish", interrupted)
     with pytest.raises(KeyboardInterrupt):
         render_all(analysis, tmp_path / "out")

@@ -279,16 +279,21 @@ def render_all(analysis: Analysis, out_dir: Path, user_templates: Path | None = 
         plan = derived.cabling
         links = plan.tally.links
         beside = write_beside(out, "cabling.csv", lambda: tables.cabling_csv_rows(plan), links)
-        with stage("configurations (switches)", switches_to_render(topology)) as counter:
-            for item in render_configs(topology, user_templates, counter, plan, out):
-                out.write(item.path, item.text)
-        with stage("BOM"):
-            out.write("bom.json", tables.bom_json(derived.bom))
-            out.write("bom.csv", tables.bom_csv(derived.bom))
-        if beside is not None:
-            beside.finish("cabling", links)
-        else:
-            out.write_lines("cabling.csv", tables.cabling_csv_rows(plan))    # its own stage
+        try:
+            with stage("configurations (switches)", switches_to_render(topology)) as counter:
+                for item in render_configs(topology, user_templates, counter, plan, out):
+                    out.write(item.path, item.text)
+            with stage("BOM"):
+                out.write("bom.json", tables.bom_json(derived.bom))
+                out.write("bom.csv", tables.bom_csv(derived.bom))
+            if beside is not None:
+                beside.finish("cabling", links)
+            else:
+                out.write_lines("cabling.csv", tables.cabling_csv_rows(plan))    # its own stage
+        except BaseException:    # a template error, an interrupt: the cabling plan's process goes too
+            if beside is not None:
+                beside.abandon()
+            raise
         with stage(f"write {len(out.files):,} files to disk"):
             out.commit()
     return out.written

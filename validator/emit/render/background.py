@@ -15,6 +15,7 @@ import hashlib
 import mmap
 import os
 import select
+import signal
 import struct
 from collections.abc import Callable, Iterable
 from typing import BinaryIO
@@ -54,6 +55,7 @@ class Background:
         fh = out.create(rel)
         self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
         fh.close()
+        self.reaped = False
 
     def finish(self, label: str, total: int) -> None:
         with stage(label, total) as current:
@@ -63,9 +65,27 @@ class Background:
             with os.fdopen(self.reader, "rb") as fh:
                 digest = fh.read().decode()
             _pid, status = os.waitpid(self.pid, 0)
+            self.reaped = True
         if status != 0 or len(digest) != 64:
             raise ToolError(f"writing {self.rel} in a second process failed (status {status})")
         self.out.record(self.rel, digest)
+
+    def abandon(self) -> None:
+        """Stop the child (this process failed first) and reap it, unless `finish` already did: no process
+        outlives a failed render, nor stays a zombie in a long-running caller (validator.api)."""
+        if not self.reaped:
+            self.reaped = True
+            stop_child(self.pid, self.reader)
+
+
+def stop_child(pid: int, reader: int) -> None:
+    """Kill a child `fork_child` started, reap it and close its pipe (once: the caller says it is not reaped)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(reader)
+    except OSError:
+        pass
 
 
 def _child(fh: BinaryIO, lines: Callable[[], Iterable[str]], counter: mmap.mmap, writer: int) -> int:

@@ -17,7 +17,6 @@ import mmap
 import os
 import pickle
 import select
-import signal
 import struct
 import traceback
 from collections.abc import Callable, Iterable
@@ -75,15 +74,9 @@ class ConfigWorker:
 
     def abandon(self) -> None:
         """Stop the child (this process failed first) and reap it, unless `finish` already did."""
-        if self.reaped:
-            return
-        self.reaped = True
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            os.close(self.reader)
-        except OSError:
-            pass
+        if not self.reaped:
+            self.reaped = True
+            background.stop_child(self.pid, self.reader)
 
 
 def _child(out: OutputSet, files: Callable[[Notes], Iterable[tuple[str, str]]], counter: mmap.mmap,
