@@ -10,6 +10,7 @@ again on its share of the layers.
 
 from __future__ import annotations
 
+from validator.base.estimate_tables import precision as precision_table
 from validator.base.facts import fact
 from validator.derive.estimate.constants import TrainingConstants, training_table
 from validator.derive.estimate.flops import (
@@ -69,9 +70,6 @@ def _matmul_time(s: TrainingSetup, c: TrainingConstants, peak: float) -> tuple[f
     return time, eff
 
 
-WEIGHT_BYTES = {"fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}    # else 2 (16-bit)
-
-
 def expert_weight_floor(s: TrainingSetup) -> float:
     """The least time of one layer's grouped expert GEMMs (averaged over the layers, as the matmul time
     is): every local expert's weights are read from HBM once per pass, however few tokens each expert gets,
@@ -80,7 +78,8 @@ def expert_weight_floor(s: TrainingSetup) -> float:
     if moe is None:
         return 0.0
     local = moe.experts / s.ep * mlp_params(s.model, moe.expert_ffn_hidden) / s.tp
-    stream = local * WEIGHT_BYTES.get(s.precision, 2.0) / (s.gpu.memory_bandwidth_tbs * 1e12)
+    widths = precision_table().bytes        # bytes per value (precision.yaml); a 16-bit one for any other
+    stream = local * widths.get(s.precision, widths["bf16"]) / (s.gpu.memory_bandwidth_tbs * 1e12)
     return (1 - dense_mlp_share(s.model)) * stream
 
 
