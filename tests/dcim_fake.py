@@ -7,9 +7,7 @@ the same steps against a real Nautobot):
   does and a test relies on: lists paged by `limit`/`offset` and filtered by `tags`/`name`, a reference read
   back at depth=0 as `{"id", "object_type", "url"}` and a choice as `{"value", "label"}`, bulk create/update/
   delete with a list body, a cable list filtered by `location_id` and `tags__n` (without the tag), a cable's
-  create dropping the tags it is given (CableSerializer.create, Nautobot 3.2.7), custom fields (an object's
-  `custom_fields` may name only one defined for its kind; the filters `cf_<key>` and `cf_<key>__n` exist only
-  once the field does, as Nautobot's strict filtering refuses an unknown one), an interface in at most one
+  create dropping the tags it is given (CableSerializer.create, Nautobot 3.2.7), an interface in at most one
   cable, unique names, and the GraphQL query the client reads interfaces with (choices as graphene's enum
   names). It refuses a read that asks for nested objects (depth > 0). It answers one request at a time (a lock),
 as a database transaction would serialize them, so a client sending chunks from several threads is safe here.
@@ -68,8 +66,7 @@ class FakeDcim:
 
 KIND_OF = {endpoint: kind for kind, endpoint in ENDPOINTS.items()}
 CHOICES = ("type", "face", "length_unit", "status")
-UNIQUE = {"devices": ("name",), "interfaces": ("device", "name"), "racks": ("name",), "tags": ("name",),
-          "custom_fields": ("key",)}
+UNIQUE = {"devices": ("name",), "interfaces": ("device", "name"), "racks": ("name",), "tags": ("name",)}
 
 
 class FakeNautobotApi:
@@ -131,18 +128,9 @@ class FakeNautobotApi:
              "device": {"id": o["device"]}} for o in rows[v["offset"]:v["offset"] + v["limit"]]]}}
 
     def _matches(self, o: dict[str, Any], query: dict[str, list[str]]) -> bool:
-        """Nautobot's filters `name`, `key`, `tags` (has the tag), `tags__n` (has not), `cf_<key>` (a custom field
-        has the value) and `cf_<key>__n` (has not)."""
-        for name in ("name", "key"):
-            if name in query and o.get(name) not in query[name]:
-                return False
-        for name, wanted in query.items():
-            key, _, negated = name.removeprefix("cf_").partition("__")
-            if name.startswith("cf_"):
-                if not any(cf["key"] == key for cf in self.tables["custom_fields"].values()):
-                    raise ToolError(f"HTTP 400: unknown filter field {name!r}")
-                if (o.get("custom_fields", {}).get(key) in wanted) == (negated == "n"):
-                    return False
+        """Nautobot's filters `name`, `tags` (has the tag) and `tags__n` (has not)."""
+        if "name" in query and o.get("name") not in query["name"]:
+            return False
         tag_names = {self.tables["tags"][t]["name"] for t in o.get("tags", [])}
         return (("tags" not in query or bool(tag_names & set(query["tags"])))
                 and not tag_names & set(query.get("tags__n", [])))
@@ -192,19 +180,11 @@ class FakeNautobotApi:
             obj.pop("tags", None)               # Nautobot 3.2's cable create drops the tags it is given
         if kind in TAGGED and obj.get("status") != "Planned":
             raise ToolError(f"HTTP 400: {kind} needs a status")
-        self._custom_fields(kind, obj)
         self._store(kind, obj)
         return self._out(kind, obj)
 
-    def _custom_fields(self, kind: str, obj: dict[str, Any]) -> None:
-        defined = {cf["key"] for cf in self.tables["custom_fields"].values()
-                   if f"dcim.{kind.removesuffix('s')}" in cf["content_types"]}
-        if set(obj.get("custom_fields", {})) - defined:
-            raise ToolError(f"HTTP 400: {kind}: unknown custom fields {sorted(obj['custom_fields'])}")
-
     def _patch(self, kind: str, item: dict[str, Any]) -> dict[str, Any]:
         obj = {**self.tables[kind][item["id"]], **item}
-        self._custom_fields(kind, obj)
         self._store(kind, obj)
         return self._out(kind, obj)
 

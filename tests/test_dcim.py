@@ -13,6 +13,7 @@ tests/test_dcim_live.py repeats the sync against a real Nautobot server in .ci/r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -29,7 +30,7 @@ from validator.emit.dcim import dcim_objects, interface_name
 from validator.pipeline import analyze
 from validator.workflows import dcim_nautobot
 from validator.workflows.dcim import apply, drift, plan, tag_of
-from validator.workflows.dcim_nautobot import MARK, Nautobot, settings
+from validator.workflows.dcim_nautobot import Nautobot, settings
 
 SMALL = FIXTURES / "dcim" / "small.yaml"
 
@@ -171,10 +172,10 @@ def test_the_nautobot_client_applies_in_bulk_and_reads_back_with_ids_mapped_to_n
     cables = {k: v for k in ("racks", "devices", "interfaces", "cables") for v in [live.read(k, tag_of(wanted.site))]}
     assert {key: rec for key, (_, rec) in cables["cables"].items()} == wanted.objects["cables"]
     assert {key: rec for key, (_, rec) in cables["devices"].items()} == wanted.objects["devices"]
-    # one bulk request per chunk: 824 interfaces and 412 cables (each marked in its create: no PATCH)
+    # one bulk request per chunk: 824 interfaces and 412 cables (and one tag PATCH per cable chunk)
     chunk = settings().chunk
     assert api.count("POST", "interfaces") == math.ceil(824 / chunk)
-    assert api.count("POST", "cables") == math.ceil(412 / chunk) and api.count("PATCH", "cables") == 0
+    assert api.count("POST", "cables") == api.count("PATCH", "cables") == math.ceil(412 / chunk)
     # interfaces are read through GraphQL (their REST list costs queries per interface), everything else REST
     assert api.count("GET", "interfaces") == 0 and api.count("POST", "graphql") > 0
 
@@ -207,63 +208,45 @@ def test_the_nautobot_client_names_a_device_moved_into_someone_elses_rack():
     assert drift(wanted, _client(api)) == [f"differs: devices node00001 rack: DCIM 'someone-elses', design {rack!r}"]
 
 
-def test_cables_are_marked_in_their_own_create_and_an_earlier_versions_tagged_cables_stay_the_designs():
-    """Nautobot drops a cable's tags on create (CableSerializer.create, Nautobot 3.2.7): the client marks a
-    cable as the design's by the custom field MARK in the create itself, so no second request per chunk. The
-    field is created once. Cables an earlier clusterplan tagged instead (no mark) are still the design's."""
+def test_an_apply_interrupted_before_a_cable_chunk_is_tagged_is_recovered_by_the_next_apply():
+    """Nautobot drops a cable's tags on create, so the client tags each chunk by a PATCH after it: an apply
+    cut between the two leaves that chunk's cables untagged. The next plan finds them between the design's
+    own interfaces and adopts them (tags them), instead of creating them again (which Nautobot refuses)."""
     wanted = _objects(SMALL)
     api = FakeNautobotApi()
-    _sync(wanted, api)
-    cables = api.tables["cables"].values()
-    assert len(cables) == 412 and all(o["custom_fields"] == {MARK: tag_of(wanted.site)} for o in cables)
-    assert not any(o.get("tags") for o in cables) and api.count("PATCH", "cables") == 0
-    assert [cf["key"] for cf in api.tables["custom_fields"].values()] == [MARK]
-    _sync(wanted, api)
-    assert api.count("POST", "custom_fields") == 1
-    # as an earlier clusterplan left them: tagged, no mark
-    tag_id = next(t["id"] for t in api.tables["tags"].values() if t["name"] == tag_of(wanted.site))
-    for o in cables:
-        o.update(custom_fields={}, tags=[tag_id])
-    assert plan(wanted, _client(api)).empty
+    patches = 0
 
+    def cut_at_second_cable_tag(method, path, body):
+        nonlocal patches
+        if method == "PATCH" and path.startswith("dcim/cables/"):
+            patches += 1
+            if patches == 2:
+                raise ToolError("Nautobot at http://nautobot.test: connection reset")
+        return api(method, path, body)
 
-def test_a_cable_without_the_designs_mark_between_its_interfaces_is_adopted_when_wanted_never_deleted(tmp_path):
-    """A cable between two of the design's interfaces without its mark or tag (recorded by someone else, or
-    left untagged by an earlier clusterplan's apply interrupted before its tag PATCH): the next plan adopts
-    those the design wants (marks them) instead of creating them again (which Nautobot refuses: an interface
-    has one cable), and never deletes one the design does not want."""
-    wanted = _objects(SMALL)
-    api = FakeNautobotApi()
-    _sync(_objects(_with_count(tmp_path, 20)), api)
-    new = {f"node{n:05d}" for n in range(17, 21)}
-
-    def devices(cable):
-        ends = (api.tables["interfaces"][cable[f"termination_{s}_id"]]["device"] for s in ("a", "b"))
-        return {api.tables["devices"][d]["name"] for d in ends}
-
-    unmarked = [o for o in api.tables["cables"].values() if not devices(o) & new][:3]
-    foreign = [o for o in api.tables["cables"].values() if "node00020" in devices(o)][:1]
-    for o in unmarked + foreign:
-        o["custom_fields"] = {}
+    client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_tag)
+    client.settings = dataclasses.replace(client.settings, workers=1)   # one chunk at a time: the cut is exact
+    with pytest.raises(ToolError):
+        apply(plan(wanted, client), client)
+    chunk = settings().chunk
+    untagged = [o for o in api.tables["cables"].values() if not o.get("tags")]
+    assert len(api.tables["cables"]) == 2 * chunk and len(untagged) == chunk    # chunk 2 created, not tagged
     client = _client(api)
-    p = plan(wanted, client)
-    adopted = [c for c in p.changes if c.action == "update"]
-    assert [c.fields for c in adopted] == [{"tag": (None, tag_of(wanted.site))}] * 3
-    # by hand: the 4 servers' 36 cables are deleted but the one without the mark; their 72 interfaces,
-    # 4 devices, a rack and a feed
-    assert Counter((c.kind, c.action) for c in p.changes if c not in adopted) == {
-        ("cables", "delete"): 36 - 1, ("interfaces", "delete"): 72, ("devices", "delete"): 4,
-        ("racks", "delete"): 1, ("power_feeds", "delete"): 1}
-    assert all(o["id"] not in {c.id for c in p.changes} for o in foreign)
-    apply(p, client)
-    assert all(api.tables["cables"][o["id"]]["custom_fields"] == {MARK: tag_of(wanted.site)} for o in unmarked)
-    assert api.tables["cables"][foreign[0]["id"]]["custom_fields"] == {}
+    again = plan(wanted, client)
+    adopted = [c for c in again.changes if c.kind == "cables" and c.action == "update"]
+    assert len(adopted) == chunk and all(c.fields == {"tag": (None, tag_of(wanted.site))} for c in adopted)
+    # by hand: 412 cables, 2 chunks created -> the rest of the cables, the panel and 6 feeds are still to create
+    assert Counter((c.kind, c.action) for c in again.changes if c not in adopted) == {
+        ("cables", "create"): 412 - 2 * chunk, ("power_panels", "create"): 1, ("power_feeds", "create"): 6}
+    apply(again, client)
+    assert plan(wanted, _client(api)).empty
+    assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412
 
 
 def test_the_nautobot_client_keeps_workers_bulk_requests_in_flight_and_an_interrupted_one_is_recovered():
     """`workers` (validator/data/dcim.yaml) chunks are sent at once: the first cable POSTs wait at a barrier of
     `workers` parties, which only that many requests in flight at the same time can pass (a client sending one
-    at a time breaks it and the apply fails). Then a concurrent apply cut at the second cable POST: whatever the
+    at a time breaks it and the apply fails). Then a concurrent apply cut at a cable tag PATCH: whatever the
     other request in flight did, the next plan and apply complete the design, each cable once."""
     wanted = _objects(SMALL)
     workers = settings().workers
@@ -290,26 +273,26 @@ def test_the_nautobot_client_keeps_workers_bulk_requests_in_flight_and_an_interr
     assert most == workers and plan(wanted, _client(api)).empty
     assert api.count("POST", "cables") == math.ceil(412 / settings().chunk)
 
-    api, posts = FakeNautobotApi(), 0
+    api, patches = FakeNautobotApi(), 0
 
-    def cut_at_second_cable_post(method, path, body):
-        nonlocal posts
-        if method == "POST" and path.startswith("dcim/cables/"):
+    def cut_at_second_cable_tag(method, path, body):
+        nonlocal patches
+        if method == "PATCH" and path.startswith("dcim/cables/"):
             with lock:
-                posts += 1
-                cut = posts == 2
+                patches += 1
+                cut = patches == 2
             if cut:
                 raise ToolError("Nautobot at http://nautobot.test: connection reset")
         return api(method, path, body)
 
-    client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_post)
+    client = Nautobot("http://nautobot.test", "token", transport=cut_at_second_cable_tag)
     with pytest.raises(ToolError):
         apply(plan(wanted, client), client)
-    assert 0 < len(api.tables["cables"]) < 412
+    assert 0 < sum(not o.get("tags") for o in api.tables["cables"].values()) <= settings().chunk
     client = _client(api)
     apply(plan(wanted, client), client)
-    assert plan(wanted, _client(api)).empty and len(api.tables["cables"]) == 412
-    assert all(o["custom_fields"] == {MARK: tag_of(wanted.site)} for o in api.tables["cables"].values())
+    assert plan(wanted, _client(api)).empty
+    assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412
 
 
 def test_after_a_failed_chunk_the_client_sends_no_further_chunk(monkeypatch):

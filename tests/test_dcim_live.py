@@ -7,8 +7,7 @@ collected, see tests/conftest.py). The same promises as tests/test_dcim.py, on t
 - a second `sync --apply` changes nothing;
 - a 4-server change plans and applies exactly their devices, interfaces, cables, rack and feed, and taking
   it back deletes exactly those;
-- cables between the design's interfaces without its mark (an earlier clusterplan's interrupted apply, or
-  recorded by someone else) are adopted (marked) by the next plan, not created again.
+- cables an interrupted apply left untagged are adopted (tagged) by the next plan, not created again.
 
 The SuperPOD example (10,355 objects), the RoCE example (20,499 objects) and the 16-server fixture run always
 (docs/dcim.md has the measurements); CLUSTERPLAN_DCIM_QUICK=1 skips the two examples on a developer's machine
@@ -30,7 +29,7 @@ from tests.helpers import DESIGNS, FIXTURES, cli
 from validator.emit.dcim import DcimObjects, dcim_objects, interface_name
 from validator.pipeline import analyze
 from validator.workflows.dcim import apply, plan, tag_of
-from validator.workflows.dcim_nautobot import MARK, Nautobot
+from validator.workflows.dcim_nautobot import Nautobot
 
 SMALL = FIXTURES / "dcim" / "small.yaml"
 
@@ -106,10 +105,9 @@ def test_four_more_servers_change_exactly_their_objects(tmp_path: Path) -> None:
     assert plan(_objects(SMALL), _server()).empty
 
 
-def test_cables_without_the_designs_mark_are_adopted_by_the_next_plan() -> None:
-    """Cables between the design's interfaces without its mark (an earlier clusterplan's apply cut between a
-    cable chunk's create and its tag PATCH left them so): the next plan marks exactly those instead of
-    creating them again (Nautobot refuses: an interface has one cable)."""
+def test_cables_left_untagged_by_an_interrupted_apply_are_adopted_by_the_next() -> None:
+    """An apply cut between a cable chunk's create and its tag PATCH (Nautobot drops a cable's tags on create)
+    leaves untagged cables; the next plan tags exactly those instead of creating them again."""
     wanted = _objects(SMALL)
     code, _, err = cli("dcim", "sync", str(SMALL), "--apply")
     assert code == 0, err
@@ -117,7 +115,7 @@ def test_cables_without_the_designs_mark_are_adopted_by_the_next_plan() -> None:
     kinds = ("locations", "racks", "devices", "interfaces", "cables")     # in order: each names the next's refs
     cables = [server.read(k, tag_of(wanted.site)) for k in kinds][-1]
     cut = sorted(cables)[:3]
-    server.request("PATCH", "dcim/cables/", [{"id": cables[k][0], "custom_fields": {MARK: None}} for k in cut])
+    server.request("PATCH", "dcim/cables/", [{"id": cables[k][0], "tags": []} for k in cut])
     client = _server()
     p = plan(wanted, client)
     assert [(c.action, c.kind, c.key, c.fields) for c in p.changes] == [

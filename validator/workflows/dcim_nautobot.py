@@ -36,7 +36,6 @@ ENDPOINTS = {
     "locations": "dcim/locations", "manufacturers": "dcim/manufacturers", "device_types": "dcim/device-types",
     "roles": "extras/roles", "racks": "dcim/racks", "devices": "dcim/devices", "interfaces": "dcim/interfaces",
     "cables": "dcim/cables", "power_panels": "dcim/power-panels", "power_feeds": "dcim/power-feeds",
-    "custom_fields": "extras/custom-fields",
 }
 TAGGED = ("locations", "racks", "devices", "interfaces", "cables", "power_panels", "power_feeds")
 CONTENT_TYPES = ["dcim.location", "dcim.rack", "dcim.device", "dcim.interface", "dcim.cable", "dcim.powerpanel",
@@ -62,14 +61,6 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 EMPTY: dict[str, Any] = {"comments": "", "description": "", "label": "", "face": None, "length_unit": "m"}
 CABLE_ENDS = ("a_device", "a_interface", "z_device", "z_interface")
-# A cable is marked as the design's by this custom field (its value: the design's tag), set in the cable's own
-# create: Nautobot's cable create drops the tags it is given (CableSerializer.create builds the Cable from the
-# validated data without TaggedModelSerializerMixin.create, Nautobot 3.2.7), so a tag took a second request
-# per chunk, a PATCH that cost the server 0.075 s a cable (docs/dcim.md). Cables an earlier clusterplan tagged
-# are read as the design's too.
-MARK = "clusterplan"
-MARK_FIELD = {"key": MARK, "label": "clusterplan design", "type": "text", "content_types": ["dcim.cable"],
-              "description": "The clusterplan design (its tag) that created this cable"}
 READ = {"depth": 0, "exclude_m2m": "true"}
 # The same on a write: its response (only the ids are used) skips the many-to-many lists (a cable's terminations,
 # every object's tags: write-only then, still set from the body; OptInFieldsMixin, Nautobot 3.2.7), about 8 % of
@@ -135,7 +126,6 @@ class Nautobot:
         self.keys: dict[str, dict[str, tuple[str, ...]]] = {}    # kind -> id -> natural key
         self.by_name: dict[str, dict[Any, str]] = {}             # kind -> the name a reference gives -> id
         self.tag_id: str | None = None
-        self.marked = False         # the custom field MARK exists on the server
         self.requests = 0
         self._count = threading.Lock()
 
@@ -267,18 +257,14 @@ class Nautobot:
         self.tag_id = str(self.request("POST", "extras/tags/", {"name": tag, "content_types": CONTENT_TYPES})["id"])
         return self.tag_id
 
-    def ensure_mark(self) -> None:
-        """The custom field that marks a cable as a design's (MARK_FIELD), created once when missing."""
-        if not self.marked and not self.all("custom_fields", key=MARK):
-            self.request("POST", "extras/custom-fields/", MARK_FIELD)
-        self.marked = True
-
     def read(self, kind: str, tag: str) -> dict[tuple[str, ...], tuple[str, dict[str, Any]]]:
         if kind in TAGGED and self._find_tag(tag) is None:
             return {}           # nothing carries the design's tag yet: a first sync
         out: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
-        objects = (self.graphql_all(kind, tag) if kind in GRAPHQL else self._cables(tag) if kind == "cables"
-                   else self.all(kind, tags=tag) if kind in TAGGED else self.all(kind))
+        objects = (self.graphql_all(kind, tag) if kind in GRAPHQL else self.all(kind, tags=tag) if kind in TAGGED
+                   else self.all(kind))
+        if kind == "cables":
+            objects += self._untagged_cables(tag)
         for o in objects:
             key, record = self._record(kind, o)
             if key is not None:
@@ -286,26 +272,16 @@ class Nautobot:
                 self._remember(kind, key, str(o["id"]))
         return out
 
-    def _cables(self, tag: str) -> list[dict[str, Any]]:
-        """The design's cables (marked MARK = its tag; or tagged, by an earlier clusterplan), then the cables at
-        the design's locations with neither whose two ends are both interfaces of the design (read just
-        before): a cable someone else recorded there (or an earlier clusterplan's apply interrupted between a
-        chunk's create and its tag PATCH). The plan adopts one the design wants (marks it) instead of creating
-        it again, which Nautobot refuses (an interface has one cable), and never deletes one."""
-        found = self.all("cables", **{f"cf_{MARK}": tag}) if self._has_mark() else []
-        seen = {str(o["id"]) for o in found}
-        found += [o for o in self.all("cables", tags=tag) if str(o["id"]) not in seen]
-        seen = {str(o["id"]) for o in found}
+    def _untagged_cables(self, tag: str) -> list[dict[str, Any]]:
+        """Cables at the design's locations without its tag whose two ends are both interfaces of the design
+        (read just before): an apply interrupted between a cable chunk's create and its tag PATCH (see _create)
+        leaves them; the plan adopts them (tags them) instead of creating them again, which Nautobot refuses."""
         places, mine = list(self.ids.get("locations", {}).values()), self.keys.get("interfaces", {})
         if not places or not mine:
-            return found
-        others = self.all("cables", location_id=places, tags__n=tag, **({f"cf_{MARK}__n": tag} if self.marked else {}))
-        return found + [{**o, UNTAGGED: True} for o in others if str(o["id"]) not in seen
-                        and str(o.get("termination_a_id")) in mine and str(o.get("termination_b_id")) in mine]
-
-    def _has_mark(self) -> bool:
-        self.marked = self.marked or bool(self.all("custom_fields", key=MARK))
-        return self.marked
+            return []
+        found = self.all("cables", location_id=places, tags__n=tag)
+        return [{**o, UNTAGGED: True} for o in found
+                if str(o.get("termination_a_id")) in mine and str(o.get("termination_b_id")) in mine]
 
     def _payload(self, kind: str, r: dict[str, Any]) -> dict[str, Any]:
         """A record with its references as ids (as the API takes them), plus status where the model has one."""
@@ -336,24 +312,24 @@ class Nautobot:
         self._create(kind, records, tag)
 
     def _create(self, kind: str, records: list[dict[str, Any]], tag: str) -> None:
-        extra: dict[str, Any] = {"status": STATUS, **self._mark(kind, tag)} if kind in TAGGED else {}
+        extra: dict[str, Any] = {"status": STATUS, "tags": [self.ensure_tag(tag)]} if kind in TAGGED else {}
         parts = list(chunks(records, self.settings.chunk))
         bodies = [[{**self._payload(kind, r), **extra} for r in part] for part in parts]
-        answers = self._each(bodies, lambda body: self.request("POST", f"{ENDPOINTS[kind]}/{WRITE}", body))
-        for part, created in zip(parts, answers, strict=True):
+
+        def send(body: list[dict[str, Any]]) -> Any:
+            created = self.request("POST", f"{ENDPOINTS[kind]}/{WRITE}", body)
+            if extra and kind == "cables":     # Nautobot's cable create drops the tags it is given: set them after
+                self.request("PATCH", f"{ENDPOINTS[kind]}/{WRITE}", [{"id": o["id"], "tags": extra["tags"]}
+                                                                     for o in created])
+            return created
+
+        for part, created in zip(parts, self._each(bodies, send), strict=True):
             for r, o in zip(part, created, strict=True):
                 self._remember(kind, natural_key(kind, r), str(o["id"]))
 
-    def _mark(self, kind: str, tag: str) -> dict[str, Any]:
-        """What marks an object as the design's in its create or update body: the tag; a cable, MARK."""
-        if kind == "cables":
-            self.ensure_mark()
-            return {"custom_fields": {MARK: tag}}
-        return {"tags": [self.ensure_tag(tag)]}
-
     def update(self, kind: str, changes: list[tuple[str, dict[str, Any]]]) -> None:
         bodies = [[{"id": i, **self._payload(kind, {k: v for k, v in fields.items() if k != TAG}),
-                    **(self._mark(kind, fields[TAG]) if TAG in fields else {})} for i, fields in part]
+                    **({"tags": [self.ensure_tag(fields[TAG])]} if TAG in fields else {})} for i, fields in part]
                   for part in chunks(changes, self.settings.chunk)]
         self._each(bodies, lambda body: self.request("PATCH", f"{ENDPOINTS[kind]}/{WRITE}", body))
 
