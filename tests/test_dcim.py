@@ -28,6 +28,7 @@ from tests.helpers import DESIGNS, FIXTURES, cli
 from validator.base.errors import ToolError
 from validator.emit.dcim import dcim_objects, interface_name
 from validator.pipeline import analyze
+from validator.workflows import dcim_nautobot
 from validator.workflows.dcim import apply, drift, plan, tag_of
 from validator.workflows.dcim_nautobot import Nautobot, settings
 
@@ -294,12 +295,22 @@ def test_the_nautobot_client_keeps_workers_bulk_requests_in_flight_and_an_interr
     assert all(o.get("tags") for o in api.tables["cables"].values()) and len(api.tables["cables"]) == 412
 
 
-def test_after_a_failed_chunk_the_client_sends_no_further_chunk():
-    """Twenty parts, two in flight: the first fails after the second has started. Only the part already in
-    flight may still be sent; the other eighteen are not, and the first part's error is the one raised."""
+def test_after_a_failed_chunk_the_client_sends_no_further_chunk(monkeypatch):
+    """Twenty parts, two in flight: the first fails after the second has started, and the second finishes
+    only once the client has recorded that failure (its `failed` event, caught here: before, the second's
+    thread could take part 2 in the moment between the raise and the record, and the test failed under load).
+    Only the part already in flight may still be sent; the other eighteen are not, and the first part's error
+    is the one raised."""
     client = _client(FakeNautobotApi())
     assert client.settings.workers == 2
-    started, second_started = [], threading.Event()
+    started, second_started, events = [], threading.Event(), []
+
+    class Recorded(threading.Event):
+        def __init__(self) -> None:
+            super().__init__()
+            events.append(self)
+
+    monkeypatch.setattr(dcim_nautobot.threading, "Event", Recorded)
 
     def send(part):
         started.append(part)
@@ -308,6 +319,7 @@ def test_after_a_failed_chunk_the_client_sends_no_further_chunk():
             raise ToolError("chunk 0 refused")
         if part == 1:
             second_started.set()
+            assert events[0].wait(timeout=60)    # the client's `failed`: set once part 0's failure is recorded
         return part
 
     with pytest.raises(ToolError, match="chunk 0 refused"):
