@@ -29,6 +29,7 @@ from validator.emit.render import background
 from validator.emit.render.notes import Notes
 
 MIN_SWITCHES = 256
+MIN_SPLIT = 1024        # a fabric this large is shared between the worker and this process (`split`)
 
 # The files of the fabric and its notes, or the message of a template error, or the traceback of another failure
 Result = tuple[list[tuple[str, str]], Notes | None, str | None, str | None]
@@ -115,6 +116,16 @@ def start_worker(out: OutputSet, switches: int, files: Callable[[Notes], Iterabl
     if switches < MIN_SWITCHES or background.cores() < 2 or not hasattr(os, "fork"):
         return None
     return ConfigWorker(out, files)
+
+
+def split(first: int, rest: int) -> int:
+    """How many of the first fabric's `first` switches this process renders beside a worker, the other routed
+    fabrics having `rest`: none while the others are as much work as it (switches as the measure), else enough
+    to even the two out. Only for a fabric of `MIN_SPLIT` switches or more: below, the link ends and cable
+    lengths computed before the fork cost about what the split saves."""
+    if first < MIN_SPLIT or background.cores() < 2 or not hasattr(os, "fork"):
+        return 0
+    return max(0, (first - rest) // 2)
 
 
 def merge_notes(first: Notes, then: Notes) -> Notes:
