@@ -38,10 +38,8 @@ def test_a_fabric_split_between_the_worker_and_this_process_is_the_in_process_on
     monkeypatch.setattr(workers, "MIN_SWITCHES", 10**9)
     serial = render_all(analysis, tmp_path / "serial")
     monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
-    monkeypatch.setattr(workers, "MIN_SPLIT", 0)
     kept: list[int] = []
-    real_split = workers.split
-    monkeypatch.setattr(render, "split", lambda first, rest: kept.append(real_split(first, rest)) or kept[-1])
+    monkeypatch.setattr(render, "split", lambda first, rest: kept.append(first // 3) or kept[-1])   # a third here
     started = spy_forks(monkeypatch)
     parallel = render_all(analysis, tmp_path / "parallel")
     assert len(started) == 1 and kept and kept[0] > 0     # the compute fabric was split
@@ -51,8 +49,9 @@ def test_a_fabric_split_between_the_worker_and_this_process_is_the_in_process_on
 
 @pytest.mark.parametrize(("first", "rest", "here"), [
     (5824, 0, 2912),        # one routed fabric (the 100k-GPU inference design): half of it here
-    (4224, 2709, 757),      # (4224 - 2709) / 2: both processes then have 3,467 switches
-    (1000, 3000, 0),        # the other fabrics are more than the first: nothing of it here
+    (5000, 1000, 2000),     # (5000 - 1000) / 2: both processes then have 3,000 switches
+    (4224, 2709, 0),        # the 100k-GPU training design: the others are more than a quarter: not split
+    (1000, 3000, 0),        # the others are more than the first: nothing of it here
 ])
 def test_the_split_evens_the_two_processes_out(monkeypatch, first, rest, here):
     monkeypatch.setattr(background, "cores", lambda: 2)

@@ -26,7 +26,7 @@ from validator.emit.escape import one_line, yaml_string
 from validator.emit.files import OutputSet
 from validator.emit.progress import Stage, stage
 from validator.emit.render.background import write_beside
-from validator.emit.render.build import ROUTED_FABRICS, device_configs, link_ends
+from validator.emit.render.build import ROUTED_FABRICS, device_configs
 from validator.emit.render.device import DeviceConfig
 from validator.emit.render.notes import Notes
 from validator.emit.render.oob import FABRIC as OOB
@@ -183,32 +183,31 @@ def switches_to_render(topology: Topology) -> int:
 
 @fact
 class Part:
-    """Some of a routed fabric's switches (places in its order, 0-based), with the fabric's cable lengths and
-    link ends computed once for both processes that render it (workers.py)."""
+    """Some of a routed fabric's switches (places in its order, 0-based) and the fabric's cable lengths, computed
+    once for both processes that render it (workers.py). Each process works out the link ends itself: computed
+    before the fork, the million tuples shared by both were copied page by page as each touched them (2-3 s
+    more system time at 100k GPUs)."""
 
     fabric: str
     switches: range
     lengths: dict[str, dict[int, int]] | None
-    ends: dict[str, list[Any]]
 
 
 def fabric_part(topology: Topology, fabric: str, switches: range, plan: Plan | None) -> Part:
-    lengths = None
-    if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
-        lengths = port_cable_lengths(plan or Plan(topology), fabric)
-    return Part(fabric, switches, lengths, link_ends(topology, fabric))
+    return Part(fabric, switches, _lengths(topology, fabric, plan))
+
+
+def _lengths(topology: Topology, fabric: str, plan: Plan | None) -> dict[str, dict[int, int]] | None:
+    if getattr(topology.resolved.design.fabrics, fabric).lossless is None:
+        return None
+    return port_cable_lengths(plan or Plan(topology), fabric)
 
 
 def _fabric_files(env: _Templates, topology: Topology, fabric: str, notes: Notes, peers: dict[str, str],
                   plan: Plan | None, part: Part | None = None) -> Iterator[Rendered | None]:
     """A routed fabric's configurations (those of `part` only, when given), None after each switch's."""
-    if part is None:
-        lengths, ends, switches = None, None, None
-        if getattr(topology.resolved.design.fabrics, fabric).lossless is not None:
-            lengths = port_cable_lengths(plan or Plan(topology), fabric)
-    else:
-        lengths, ends, switches = part.lengths, part.ends, part.switches
-    for d in device_configs(topology, fabric, lengths, peers, ends, switches):
+    lengths = part.lengths if part is not None else _lengths(topology, fabric, plan)
+    for d in device_configs(topology, fabric, lengths, peers, part.switches if part is not None else None):
         notes.add(d)
         yield from _device_files(env, d, notes)
         yield None

@@ -149,12 +149,11 @@ def _timers(qos: Qos | None, os: str, restoration_set: bool) -> WatchdogTimers |
 
 
 def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int, int]] | None = None,
-                   mgmt_peers: dict[str, str] | None = None, ends: dict[str, list[_Ends]] | None = None,
-                   part: range | None = None) -> Iterator[DeviceConfig]:
+                   mgmt_peers: dict[str, str] | None = None, part: range | None = None) -> Iterator[DeviceConfig]:
     """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management;
-    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom. `ends`: the
-    fabric's `link_ends` when already computed; `part`: only the switches at these places of the fabric's
-    order (0-based; a fabric rendered by two processes, emit/render/workers.py)."""
+    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom. `part`: only the
+    switches at these places of the fabric's order (0-based; a fabric rendered by two processes,
+    emit/render/workers.py)."""
     fab = topology.fabrics[fabric]
     spec = getattr(topology.resolved.design.fabrics, fabric)
     plan = _values("addressing.yaml")
@@ -165,8 +164,7 @@ def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int,
     mtu = int((spec.lossless.switch.mtu if spec.lossless and spec.lossless.switch.mtu else None)
               or plan["default_mtu"])
     qos = fabric_qos(spec.lossless)
-    if ends is None:
-        ends = link_ends(topology, fabric)
+    ends = link_ends(topology, fabric)
     serial = 0
     for tier in fab.tiers:
         names = cached_tier_ports(tier)

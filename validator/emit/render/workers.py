@@ -120,12 +120,13 @@ def start_worker(out: OutputSet, switches: int, files: Callable[[Notes], Iterabl
 
 def split(first: int, rest: int) -> int:
     """How many of the first fabric's `first` switches this process renders beside a worker, the other routed
-    fabrics having `rest`: none while the others are as much work as it (switches as the measure), else enough
-    to even the two out. Only for a fabric of `MIN_SPLIT` switches or more: below, the link ends and cable
-    lengths computed before the fork cost about what the split saves."""
-    if first < MIN_SPLIT or background.cores() < 2 or not hasattr(os, "fork"):
+    fabrics having `rest` (switches as the measure of work): enough to even the two out, but only where the
+    others are less than a quarter of the first (the 100k-GPU inference design has no other routed fabric), as
+    both processes then work out the fabric's link ends (about 1 s CPU at 100k GPUs), and only for a fabric of
+    `MIN_SPLIT` switches or more. Else none: the worker renders the whole fabric."""
+    if first < MIN_SPLIT or rest * 4 >= first or background.cores() < 2 or not hasattr(os, "fork"):
         return 0
-    return max(0, (first - rest) // 2)
+    return (first - rest) // 2
 
 
 def merge_notes(first: Notes, then: Notes) -> Notes:
