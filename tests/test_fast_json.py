@@ -92,6 +92,25 @@ def test_any_plain_value_encodes_as_the_reference(data):
     assert out == reference(data) or (out is None and has_surrogate)
 
 
+class Marked(str):
+    """A subclass of str: orjson writes its text, but json.dumps might not (a subclass may override it)."""
+
+
+MARKED = Marked("marked")
+NOT_PLAIN = st.sampled_from([1.5, 1e16, 2**64, -(2**63) - 1, {1: "int key"}, {"set"}, b"bytes", MARKED])
+
+
+@settings(derandomize=True, max_examples=100)
+@given(PLAIN, NOT_PLAIN, st.integers(0, 3))
+def test_one_value_it_would_write_differently_anywhere_sends_the_whole_to_the_reference(data, bad, depth):
+    """The check goes a nesting level at a time (escape._plain): a float, a too large integer, a non-string
+    key or a subclass of str at any depth, beside plain values, is still found."""
+    nested: object = bad
+    for _ in range(depth):
+        nested = {"deeper": [data, nested]}
+    assert fast_json([data, {"x": nested}]) is None
+
+
 @settings(derandomize=True, max_examples=300)
 @given(st.text())
 def test_yaml_string_fast_path_equals_the_escaped_scalar(text):

@@ -10,6 +10,7 @@ import pytest
 
 from tests.test_render_background import DESIGN, _tree, spy_forks
 from validator.base.errors import ToolError
+from validator.emit import render
 from validator.emit.render import TemplateError, background, render_all, workers
 from validator.emit.render.notes import Notes
 from validator.pipeline import analyze
@@ -30,12 +31,40 @@ def test_a_fabric_rendered_by_a_worker_is_the_in_process_one(tmp_path, monkeypat
     assert any(p.startswith("configs/compute/") for p in serial)
 
 
+def test_a_fabric_split_between_the_worker_and_this_process_is_the_in_process_one(tmp_path, monkeypatch):
+    """The compute fabric's first switches rendered by the worker and its last ones here (then the other
+    fabrics): the same files, in the same order, with the same NOTES.md as a serial render."""
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 10**9)
+    serial = render_all(analysis, tmp_path / "serial")
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
+    kept: list[int] = []
+    monkeypatch.setattr(render, "split", lambda first, rest: kept.append(first // 3) or kept[-1])   # a third here
+    started = spy_forks(monkeypatch)
+    parallel = render_all(analysis, tmp_path / "parallel")
+    assert len(started) == 1 and kept and kept[0] > 0     # the compute fabric was split
+    assert parallel == serial
+    assert _tree(tmp_path / "parallel") == _tree(tmp_path / "serial")
+
+
+@pytest.mark.parametrize(("first", "rest", "here"), [
+    (5824, 0, 2912),        # one routed fabric (the 100k-GPU inference design): half of it here
+    (5000, 1000, 2000),     # (5000 - 1000) / 2: both processes then have 3,000 switches
+    (4224, 2709, 0),        # the 100k-GPU training design: the others are more than a quarter: not split
+    (1000, 3000, 0),        # the others are more than the first: nothing of it here
+])
+def test_the_split_evens_the_two_processes_out(monkeypatch, first, rest, here):
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    monkeypatch.setattr(workers, "MIN_SPLIT", 0)
+    assert workers.split(first, rest) == here
+    monkeypatch.setattr(background, "cores", lambda: 1)
+    assert workers.split(first, rest) == 0
+
+
 def _break_the_workers_fabric(monkeypatch, error: BaseException) -> None:
     """The worker renders the compute fabric and fails there with `error`; this process renders the others."""
     monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
     monkeypatch.setattr(background, "cores", lambda: 2)
-
-    from validator.emit import render
 
     real = render._device_files
 

@@ -25,6 +25,8 @@ import math
 import re
 from dataclasses import replace
 from functools import lru_cache
+from itertools import chain, compress, repeat
+from operator import is_, is_not
 from typing import Any
 
 from validator.base.findings import Finding
@@ -163,7 +165,8 @@ def to_json(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure
     text = fast_json(data, sort_keys) if indent == 2 and not ensure_ascii else None
     if text is None:
         text = _reference_json(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
-    text = _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if not text.isascii() or "\x7f" in text:     # every character _JSON_RAW matches is DEL or above
+        text = _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     # a legacy workflow command `##[` inside a string: written as `##\u005b`, the same JSON value, so that
     # JSON printed to a CI log stays valid JSON and executes nothing (no_runner_command)
     return text.replace("##[", "##\\u005b") if "##[" in text else text
@@ -187,20 +190,38 @@ def _plain(data: Any) -> bool:
     """Whether `data` holds only dicts with string keys, lists, strings, integers of 64 bits, booleans
     and None, each of exactly that type: the values orjson writes as `json.dumps` does. A float (its
     repr and orjson's differ: `1e+16` and `1e16`) or any other type sends the data to the reference
-    encoder."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            if not all(type(k) is str for k in item):
-                return False
-            stack.extend(item.values())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
-        elif kind not in _PLAIN or (kind is int and not -_ORJSON_MAX // 2 <= item < _ORJSON_MAX):
+    encoder. The data is checked a nesting level at a time, each level's keys and values by the set of
+    their types, in C (a 100k-GPU render checks a few hundred million items; a Python step per item or
+    per container cost seconds)."""
+    if type(data) not in _CONTAINERS:
+        return _scalar(data)
+    level = [data]
+    while level:
+        dicts = list(compress(level, map(is_, map(type, level), repeat(dict))))
+        if set(map(type, chain.from_iterable(dicts))) - _STR:
             return False
+        values = [*chain.from_iterable(map(dict.values, dicts)),
+                  *chain.from_iterable(compress(level, map(is_not, map(type, level), repeat(dict))))]
+        kinds = set(map(type, values))
+        if kinds - _ALLOWED:
+            return False
+        if int in kinds:
+            ints = list(compress(values, map(is_, map(type, values), repeat(int))))
+            if min(ints) < -_ORJSON_MAX // 2 or max(ints) >= _ORJSON_MAX:
+                return False
+        level = list(compress(values, map(_CONTAINERS.__contains__, map(type, values)))) \
+            if kinds & _CONTAINERS else []
     return True
+
+
+def _scalar(item: Any) -> bool:
+    kind = type(item)
+    return kind in _PLAIN and not (kind is int and not -_ORJSON_MAX // 2 <= item < _ORJSON_MAX)
+
+
+_STR = frozenset([str])
+_CONTAINERS = frozenset([dict, list, tuple])
+_ALLOWED = frozenset([*_PLAIN, *_CONTAINERS])
 
 
 def fast_json(data: Any, sort_keys: bool = True) -> str | None:

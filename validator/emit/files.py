@@ -114,6 +114,7 @@ class OutputSet:
         self.old = self.target.parent / f".{self.target.name}{OLD}"
         self.files: dict[str, str] = {}
         self._lock: int | None = None
+        self._made: set[Path] = set()     # staging directories made so far (by this process)
 
     def __enter__(self) -> OutputSet:
         if self.target.exists() and not self.target.is_dir():
@@ -137,12 +138,14 @@ class OutputSet:
         return list(self.files)
 
     def _path(self, rel: str) -> Path:
-        parts = PurePosixPath(rel).parts
-        if not parts or PurePosixPath(rel).is_absolute() or any(p in ("", ".", "..") for p in parts) \
-                or rel == MANIFEST:
+        pure = PurePosixPath(rel)
+        parts = pure.parts
+        if not parts or pure.is_absolute() or any(p in ("", ".", "..") for p in parts) or rel == MANIFEST:
             raise ValueError(f"not a relative output path: {rel!r}")
         path = self.staging.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._made:     # once per directory (a 100k-GPU render writes 7,500 files)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(path.parent)
         return path
 
     def write(self, rel: str, data: str | bytes) -> None:

@@ -40,6 +40,9 @@ def _values(name: str) -> dict[str, Any]:
     return values(name)
 
 
+_OCTETS = tuple(str(n) for n in range(256))
+
+
 def _dotted(n: int) -> str:
     """IPv4 address text of an integer (ipaddress objects are too slow for a million links)."""
     return f"{n >> 24}.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
@@ -77,7 +80,8 @@ def fabric_qos(lossless: Any) -> Qos | None:
                sw.roce_tc, sw.cnp_tc, ecn, watchdog, weight, 100 - weight)
 
 
-def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
+def link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
+    """Switch -> (port, address, peer address, peer, peer ASN, cable id) of each of its links."""
     p2p = ipaddress.ip_network(_values("addressing.yaml")["p2p_pool"][fabric])
     ends: dict[str, list[_Ends]] = defaultdict(list)
     base, size = int(p2p.network_address), p2p.num_addresses
@@ -104,15 +108,22 @@ def _link_ends(topology: Topology, fabric: str) -> dict[str, list[_Ends]]:
                 devices[(role, index)] = found      # servers are seen a few times each: not kept
         return found
 
+    prefixes: dict[int, str] = {}      # the first three octets of a /24, with its dot
     for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, _speed) in enumerate(link_tuples(topology, fabric)):
         if k * 2 + 1 >= size:
             raise ValueError(f"{fabric}: more links than the /{p2p.prefixlen} point-to-point pool holds")
-        a_ip, z_ip = _dotted(base + 2 * k), _dotted(base + 2 * k + 1)
-        (a_device, a_asn), (z_device, z_asn) = device(a_role, a_idx), device(z_role, z_idx)
+        n = base + 2 * k               # even: both ends of the /31 are in the same /24
+        prefix = prefixes.get(n >> 8)
+        if prefix is None:
+            prefix = prefixes[n >> 8] = _dotted(n).rpartition(".")[0] + "."
+        low = n & 255
+        a_ip, z_ip = prefix + _OCTETS[low], prefix + _OCTETS[low + 1]
+        a_device, a_asn = devices.get((a_role, a_idx)) or device(a_role, a_idx)
+        z_device, z_asn = devices.get((z_role, z_idx)) or device(z_role, z_idx)
         cable = cable_id(fabric, a_device, a_port)
-        ends[z_device].append((z_port, f"{z_ip}/31", a_ip, f"{a_device}:{port_name(a_role, a_port)}", a_asn, cable))
+        ends[z_device].append((z_port, z_ip + "/31", a_ip, f"{a_device}:{port_name(a_role, a_port)}", a_asn, cable))
         if a_asn is not None and isinstance(a_port, int):
-            ends[a_device].append((a_port, f"{a_ip}/31", z_ip, f"{z_device}:{port_name(z_role, z_port)}",
+            ends[a_device].append((a_port, a_ip + "/31", z_ip, f"{z_device}:{port_name(z_role, z_port)}",
                                    asn_for(fabric, z_role, z_idx) if z_asn is None else z_asn, cable))
     return ends
 
@@ -138,9 +149,11 @@ def _timers(qos: Qos | None, os: str, restoration_set: bool) -> WatchdogTimers |
 
 
 def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int, int]] | None = None,
-                   mgmt_peers: dict[str, str] | None = None) -> Iterator[DeviceConfig]:
+                   mgmt_peers: dict[str, str] | None = None, part: range | None = None) -> Iterator[DeviceConfig]:
     """Every switch of a routed Ethernet fabric with its interfaces, QoS, routing and management;
-    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom."""
+    `lengths` (switch -> port -> cable metres, derive/switch_os.py) sizes the lossless headroom. `part`: only the
+    switches at these places of the fabric's order (0-based; a fabric rendered by two processes,
+    emit/render/workers.py)."""
     fab = topology.fabrics[fabric]
     spec = getattr(topology.resolved.design.fabrics, fabric)
     plan = _values("addressing.yaml")
@@ -151,7 +164,7 @@ def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int,
     mtu = int((spec.lossless.switch.mtu if spec.lossless and spec.lossless.switch.mtu else None)
               or plan["default_mtu"])
     qos = fabric_qos(spec.lossless)
-    ends = _link_ends(topology, fabric)
+    ends = link_ends(topology, fabric)
     serial = 0
     for tier in fab.tiers:
         names = cached_tier_ports(tier)
@@ -162,6 +175,8 @@ def device_configs(topology: Topology, fabric: str, lengths: dict[str, dict[int,
                                        and spec.lossless.switch.pfc_watchdog.restoration_ms is not None))
         for index, name in enumerate(fab.names(tier.role)):
             serial += 1
+            if part is not None and serial - 1 not in part:
+                continue
             mgmt = Mgmt(nos["mgmt_interface"].get(os, "eth0"), nos["mgmt_vrf"].get(os, "mgmt"),
                         f"{mgmt_net.network_address + 1 + serial}/{mgmt_net.prefixlen}", gateway,
                         (mgmt_peers or {}).get(name, ""))

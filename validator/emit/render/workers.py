@@ -29,6 +29,7 @@ from validator.emit.render import background
 from validator.emit.render.notes import Notes
 
 MIN_SWITCHES = 256
+MIN_SPLIT = 1024        # a fabric this large is shared between the worker and this process (`split`)
 
 # The files of the fabric and its notes, or the message of a template error, or the traceback of another failure
 Result = tuple[list[tuple[str, str]], Notes | None, str | None, str | None]
@@ -115,6 +116,17 @@ def start_worker(out: OutputSet, switches: int, files: Callable[[Notes], Iterabl
     if switches < MIN_SWITCHES or background.cores() < 2 or not hasattr(os, "fork"):
         return None
     return ConfigWorker(out, files)
+
+
+def split(first: int, rest: int) -> int:
+    """How many of the first fabric's `first` switches this process renders beside a worker, the other routed
+    fabrics having `rest` (switches as the measure of work): enough to even the two out, but only where the
+    others are less than a quarter of the first (the 100k-GPU inference design has no other routed fabric), as
+    both processes then work out the fabric's link ends (about 1 s CPU at 100k GPUs), and only for a fabric of
+    `MIN_SPLIT` switches or more. Else none: the worker renders the whole fabric."""
+    if first < MIN_SPLIT or rest * 4 >= first or background.cores() < 2 or not hasattr(os, "fork"):
+        return 0
+    return (first - rest) // 2
 
 
 def merge_notes(first: Notes, then: Notes) -> Notes:
