@@ -161,8 +161,10 @@ def use(usage: Usage, seg: Segment) -> None:
     for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
                            (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
         if target is not None:
-            for i in np.flatnonzero(counts).tolist():
-                target[i] += int(counts[i])
+            used = np.flatnonzero(counts)
+            if len(used):       # the span of devices the segment reaches, added at once (Python ints back)
+                low, high = int(used[0]), int(used[-1]) + 1
+                target[low:high] = (np.array(target[low:high], dtype=np.int64) + counts[low:high]).tolist()
 
 
 def release_freed_arrays() -> None:
@@ -267,14 +269,19 @@ def cage_groups(a: Ints32, z: Ints32, size: int) -> Ints32:
     """The group of every cage joined to others by links, named by its least cage: each cage takes the least
     label of its links' ends, then follows labels to their own, until every link's two ends agree."""
     label = np.arange(size, dtype=np.int32)
+    low = np.minimum(a, z)          # label[a], label[z] while every cage is its own label
     while True:
-        low = np.minimum(label[a], label[z])
         np.minimum.at(label, a, low)
         np.minimum.at(label, z, low)
+        del low
         while True:
             jumped = label[label]
             if np.array_equal(jumped, label):
                 break
             label = jumped
-        if np.array_equal(label[a], label[z]):
+        del jumped
+        low, high = label[a], label[z]
+        if np.array_equal(low, high):
             return label
+        np.minimum(low, high, out=low)
+        del high

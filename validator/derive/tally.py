@@ -103,10 +103,13 @@ class CagePlan:
         used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
         multi = multi_peer(a, z, size)
         ra = cage_groups(a, z, size)[a]
-        need = np.zeros(size, dtype=np.float64)
-        np.maximum.at(need, ra, np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
+        # each group's longest run as an index into the distinct runs (sorted, so the greatest index is the longest)
+        needs, of_class = np.unique(np.array(self.lengths, dtype=np.float64), return_inverse=True)
+        need = np.zeros(size, dtype=np.int32)
+        if len(cls):
+            np.maximum.at(need, ra, of_class.astype(np.int32)[cls])
         self.mid = array("i")
-        self._settle(used, multi, ra, need)
+        self._settle(used, multi, ra, need, needs.tolist())
 
     def _fabric(self, fabric: str) -> Iterator[tuple[I32, I32, I32, I32, I32]]:
         """(A cage, Z cage, A index, Z index, class) of every link of a fabric, segment by segment; on the way,
@@ -205,34 +208,38 @@ class CagePlan:
         """The media of link k (the same object for every link with the same choice)."""
         return self.medias[self.mid[k]]
 
-    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: npt.NDArray[np.float64]) -> None:
+    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: I32, need_list: list[float]) -> None:
         """Raise each group's floor to the highest kind any of its links takes, until none takes more; then
         keep each link's choice (an index into `medias`). Links are handled by their distinct (class, floor,
-        reach, shape): the media chooser runs once for each."""
+        reach, shape): the media chooser runs once for each. `need` is each group's longest run as an index
+        into `need_list` (ascending), so distinct keys sort as they would by the run itself."""
         a, z = self.a, self.z
         if not len(a):
             return
         width = int(used.max()) + 1
-        packed = used[a].astype(np.int64) * width + used[z]
-        packed = (packed * 2 + ~multi[a]) * 2 + ~multi[z]
-        del used, multi
+        # shape (A lanes used, Z lanes used, A single peer, Z single peer) packed per cage, then per link
+        single = (~multi).astype(np.int32)
+        del multi
+        packed = (used * (4 * width) + single * 2)[a]
+        packed += (used * 4 + single)[z]
+        del used, single
         shapes, _f, _n, shape_of = unique(packed, inverse=True)
         del packed
-        needs, _f, _n, need_of = unique(need[ra], inverse=True)
-        assert shape_of is not None and need_of is not None
-        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of
-        del need_of
-        base = base * len(shapes) + shape_of
-        del shape_of
+        assert shape_of is not None
         floors = len(KINDS)
+        bound = (max(self.kind_of) + 1) * len(need_list) * len(shapes) * floors
+        kind = np.int32 if bound < np.iinfo(np.int32).max - 1 else np.int64   # half the memory of the sorts below
+        base = np.array(self.kind_of, dtype=kind)[self.cls]
+        base *= len(need_list)
+        base += need[ra]
+        base *= len(shapes)
+        base += shape_of
+        del shape_of
         level = np.zeros(len(need), dtype=np.int8)      # each cage's floor
         del need
-        if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
-            base = base.astype(np.int32)          # half the memory of the sorts below
         known: dict[int, int] = {}
         chosen: dict[int, tuple[int, int]] = {}     # packed (class, need, shape, floor) -> (media, kind), all passes
         shape_list: list[int] = shapes.tolist()
-        need_list: list[float] = needs.tolist()
         while True:
             uniq, _f, _n, inverse = unique(base * floors + level[ra], inverse=True)
             assert inverse is not None
