@@ -147,8 +147,8 @@ class CagePlan:
         number = self._class
         for u in np.argsort(first, kind="stable").tolist():
             ids[u] = number(class_of(u))
-        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
-                np.array(ids, dtype=np.int32)[inverse])
+        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32, copy=False),
+                seg.z_idx.astype(np.int32, copy=False), np.array(ids, dtype=np.int32)[inverse])
 
     def _distinct(self, fabric: str, seg: Segment) -> tuple[I64, I64, I64, Callable[[int], LinkClass], I64]:
         """(A cages, Z cages, first link of each distinct class, its class, the distinct class of each link)."""
@@ -159,8 +159,16 @@ class CagePlan:
         a_racks, z_racks = self._racks(racks(seg.a_role), seg.a_idx), self._racks(racks(seg.z_role), seg.z_idx)
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
-        key = ((a_racks * n_racks + z_racks) * len(a_types) + ta) * len(z_types) + tz
+        key = a_racks          # ((A rack * racks + Z rack) * A types + A type) * Z types + Z type, in place
+        key *= n_racks
+        key += z_racks
+        key *= len(a_types)
+        key += ta
+        key *= len(z_types)
+        key += tz
+        del a_racks, z_racks, ta, tz
         uniq, first, _n, inverse = unique(key, inverse=True)
+        del key
         assert inverse is not None
         keys: list[int] = uniq.tolist()
 
