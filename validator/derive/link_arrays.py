@@ -243,14 +243,17 @@ def first_ends(a: Ints32, z: Ints32, size: int, mid: Ints32, a_part: Ints32, z_p
     held = first < 2 * n
     cages = int(np.count_nonzero(held))
     at = first[held]
+    media = mid[at >> 1]
     part = np.full(len(first), -1, dtype=np.int32)
-    part[held] = np.where(at % 2 == 0, a_part[mid[at // 2]], z_part[mid[at // 2]])
-    del at, held
+    part[held] = np.where((at & 1).astype(bool), z_part[media], a_part[media])
+    del at, held, media
     z_new = first[z] == end
     end -= 1
     a_new = first[a] == end
     del first, end
-    clash = (~a_new & (a_part[mid] != part[a])) | (~z_new & (z_part[mid] != part[z]))
+    # an end that put its part in its cage agrees with it by definition: the others are compared
+    clash = a_part[mid] != part[a]
+    clash |= z_part[mid] != part[z]
     return a_new, z_new, np.flatnonzero(clash), cages
 
 

@@ -296,19 +296,18 @@ def build_tally(plan: Plan) -> Tally:
         return out
     mid = np.frombuffer(cp.mid, dtype=np.int32)
     media_n = len(medias)
-    pair = cp.cls.astype(np.int64) * media_n + mid          # (class, media) of every link
     names: dict[str, int] = {}
     a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
     z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
     a_new, z_new, clash, out.cages = first_ends(cp.a, cp.z, plan.cages.size, mid, a_part, z_part)
-    single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
-    split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
-    whole = np.flatnonzero(single | np.where(split, z_new, a_new))
-    del single, split
+    whole = np.where(np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid], z_new, a_new)
+    whole |= np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
+    pair = cp.cls.astype(np.int32 if len(classes) * media_n < np.iinfo(np.int32).max else np.int64)
+    pair *= media_n
+    pair += mid                                             # (class, media) of every link
     seen, firsts = _counts(pair, None, media_n)
     bought = _counts(pair[whole], None, media_n)[0]
-    del whole
-    del pair
+    del whole, pair
     _fill(plan, out, seen, firsts, Counter(bought))
     _modules(plan, out, mid, a_new, z_new)
     for k in clash.tolist():
@@ -380,29 +379,30 @@ def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDAr
     a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
     a_rack = np.array([c[3] for c in classes], dtype=np.int64)
     switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
-    keep = np.flatnonzero(a_new)
+    keep = np.flatnonzero(a_new & (xa >= 0)[mid])        # the A ends that put a module in a cage
     kept, x = cp.cls[keep], xa[mid[keep]]
     where = np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept])
-    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where, x >= 0):
+    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where):
         (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
         if role in SWITCH_ROLES:
             switch_xcvr[(fabric, part, role)][w] += n
         else:
             out.node_xcvr[(fabric, part, role.split("/")[1] if "/" in role else role, w)] += n
-    keep = np.flatnonzero(z_new)
+    keep = np.flatnonzero(z_new & (xz >= 0)[mid])
     kept, x = cp.cls[keep], xz[mid[keep]]
-    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64), x >= 0):
+    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64)):
         (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
         switch_xcvr[(fabric, part, role)][w] += n
     out.switch_xcvr = dict(switch_xcvr)
 
 
-def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
-             ) -> list[tuple[int, int, int]]:
-    """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
-    group, where = group[ok], where[ok]
+def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64]) -> list[tuple[int, int, int]]:
+    """(group, where, links) in order of first appearance."""
     width = int(where.max(initial=0)) + 1
-    uniq, first, counts, _i = unique(group * width + where)
+    group *= width
+    group += where
+    del where
+    uniq, first, counts, _i = unique(group)
     order = np.argsort(first, kind="stable")
     g, w = np.divmod(uniq[order], width)
     return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
