@@ -185,7 +185,8 @@ def release_freed_arrays() -> None:
 def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[Any], Ints, Ints, Ints | None]:
     """`np.unique(key, return_index=True, return_counts=True[, return_inverse=True])` with the same results,
     sorting only the runs of equal neighbours: links come in runs (a server's links to one leaf rack, a
-    leaf's to one spine rack), so a million-GPU plan's seven million keys sort as a few hundred thousand."""
+    leaf's to one spine rack), so a million-GPU plan's seven million keys sort as a few hundred thousand.
+    The inverse is 32-bit below 2**31 keys (the same indices)."""
     n = len(key)
     if not n:
         uniq, first, inv, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
@@ -200,7 +201,11 @@ def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[An
     inv = inv.ravel()
     lengths = np.diff(np.append(starts, n))
     counts = np.bincount(inv, weights=lengths, minlength=len(uniq)).astype(np.int64)
-    return uniq, starts[first], counts, np.repeat(inv, lengths) if inverse else None
+    if not inverse:
+        return uniq, starts[first], counts, None
+    if n < np.iinfo(np.int32).max:
+        inv = inv.astype(np.int32)      # half the memory of the whole-link inverse (an index all the same)
+    return uniq, starts[first], counts, np.repeat(inv, lengths)
 
 
 def _dense_unique(runs: npt.NDArray[Any], n: int) -> tuple[npt.NDArray[Any], Ints, Ints]:

@@ -264,7 +264,8 @@ class CagePlan:
             if np.array_equal(raised, level):
                 break
             level = raised
-        self.mid = array("i", mids[inverse].tobytes())
+        self.mid = array("i", [0]) * len(a)
+        np.take(mids, inverse, out=np.frombuffer(self.mid, dtype=np.int32))
 
 
     def _choice(self, packed: int, floors: int, shapes: list[int], needs: list[float], width: int,
