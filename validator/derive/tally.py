@@ -236,8 +236,8 @@ class CagePlan:
         assert shape_of is not None
         floors = len(KINDS)
         bound = (max(self.kind_of) + 1) * len(need_list) * len(shapes) * floors
-        kind = np.int32 if bound < np.iinfo(np.int32).max - 1 else np.int64   # half the memory of the sorts below
-        base = np.array(self.kind_of, dtype=kind)[self.cls]
+        base: npt.NDArray[np.signedinteger[Any]] = np.array(     # 32 bits: half the memory of the sorts below
+            self.kind_of, dtype=np.int32 if bound < np.iinfo(np.int32).max - 1 else np.int64)[self.cls]
         base *= len(need_list)
         base += need[ra]
         base *= len(shapes)
@@ -303,7 +303,8 @@ def build_tally(plan: Plan) -> Tally:
     a_new, z_new, clash, out.cages = first_ends(cp.a, cp.z, plan.cages.size, mid, a_part, z_part)
     whole = np.where(np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid], z_new, a_new)
     whole |= np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
-    pair = cp.cls.astype(np.int32 if len(classes) * media_n < np.iinfo(np.int32).max else np.int64)
+    pair: npt.NDArray[np.signedinteger[Any]] = cp.cls.astype(
+        np.int32 if len(classes) * media_n < np.iinfo(np.int32).max else np.int64)
     pair *= media_n
     pair += mid                                             # (class, media) of every link
     seen, firsts = _counts(pair, None, media_n)
