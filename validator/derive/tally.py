@@ -236,7 +236,7 @@ class CagePlan:
         assert shape_of is not None
         floors = len(KINDS)
         bound = (max(self.kind_of) + 1) * len(need_list) * len(shapes) * floors
-        base: npt.NDArray[np.signedinteger[Any]] = np.array(     # 32 bits: half the memory of the sorts below
+        base: npt.NDArray[Any] = np.array(     # 32 bits: half the memory of the sorts below
             self.kind_of, dtype=np.int32 if bound < np.iinfo(np.int32).max - 1 else np.int64)[self.cls]
         base *= len(need_list)
         base += need[ra]
