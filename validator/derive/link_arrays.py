@@ -208,6 +208,15 @@ def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[An
     return uniq, starts[first], counts, np.repeat(inv, lengths)
 
 
+def in_order(key: npt.NDArray[Any], width: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The distinct keys in order of first appearance, each as (key // width, key % width), with its count and the
+    position of its first."""
+    uniq, first, counts, _i = unique(key)
+    order = np.argsort(first, kind="stable")
+    high, low = np.divmod(uniq[order], width)
+    return high.tolist(), low.tolist(), counts[order].tolist(), first[order].tolist()
+
+
 def _dense_unique(runs: npt.NDArray[Any], n: int) -> tuple[npt.NDArray[Any], Ints, Ints]:
     """`np.unique(runs, return_index=True, return_inverse=True)` of integer keys without a sort when their span
     is at most `n` (the links: so the table below is no larger than a link array): a table over the span

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from validator.derive import link_arrays
 from validator.derive.link_arrays import Segment, cage_groups, first_ends, grouped, multi_peer, segments, unique, use
 from validator.derive.links import LinkTuple
 from validator.derive.media import KINDS, Media
@@ -160,13 +161,10 @@ class CagePlan:
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
         key = a_racks          # ((A rack * racks + Z rack) * A types + A type) * Z types + Z type, in place
-        key *= n_racks
-        key += z_racks
-        key *= len(a_types)
-        key += ta
-        key *= len(z_types)
-        key += tz
-        del a_racks, z_racks, ta, tz
+        for factor, term in ((n_racks, z_racks), (len(a_types), ta), (len(z_types), tz)):
+            key *= factor
+            key += term
+        del a_racks, z_racks, ta, tz, term
         uniq, first, _n, inverse = unique(key, inverse=True)
         del key
         assert inverse is not None
@@ -242,9 +240,8 @@ class CagePlan:
         base += need[ra]
         base *= len(shapes)
         base += shape_of
-        del shape_of
         level = np.zeros(len(need), dtype=np.int8)      # each cage's floor
-        del need
+        del shape_of, need
         known: dict[int, int] = {}
         chosen: dict[int, tuple[int, int]] = {}     # packed (class, need, shape, floor) -> (media, kind), all passes
         shape_list: list[int] = shapes.tolist()
@@ -266,7 +263,6 @@ class CagePlan:
             level = raised
         self.mid = array("i", [0]) * len(a)
         np.take(mids, inverse, out=np.frombuffer(self.mid, dtype=np.int32))
-
 
     def _choice(self, packed: int, floors: int, shapes: list[int], needs: list[float], width: int,
                 known: dict[int, int]) -> tuple[int, int]:
@@ -307,8 +303,8 @@ def build_tally(plan: Plan) -> Tally:
         np.int32 if len(classes) * media_n < np.iinfo(np.int32).max else np.int64)
     pair *= media_n
     pair += mid                                             # (class, media) of every link
-    seen, firsts = _counts(pair, None, media_n)
-    bought = _counts(pair[whole], None, media_n)[0]
+    seen, firsts = _counts(pair, media_n)
+    bought = _counts(pair[whole], media_n)[0]
     del whole, pair
     _fill(plan, out, seen, firsts, Counter(bought))
     _modules(plan, out, mid, a_new, z_new)
@@ -319,23 +315,12 @@ def build_tally(plan: Plan) -> Tally:
     return out
 
 
-def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
+def _counts(pair: npt.NDArray[np.signedinteger[Any]], media_n: int
             ) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
-    """Links per (class, media[, where]) in order of first appearance, and the position of the first of each."""
-    width = 1
-    key = pair
-    if where is not None:
-        width = int(where.max(initial=0)) + 1
-        key = pair * width + where
-    uniq, first, counts, _i = unique(key)
-    del key
-    order = np.argsort(first, kind="stable")
-    uniq = uniq[order]
-    rest, w = np.divmod(uniq, width)
-    c, m = np.divmod(rest, media_n)
-    keys: list[tuple[int, ...]] = list(zip(c.tolist(), m.tolist(), w.tolist(), strict=True)) if where is not None \
-        else list(zip(c.tolist(), m.tolist(), strict=True))
-    return dict(zip(keys, counts[order].tolist(), strict=True)), dict(zip(keys, first[order].tolist(), strict=True))
+    """Links per (class, media) in order of first appearance, and the position of the first of each."""
+    c, m, counts, first = link_arrays.in_order(pair, media_n)
+    keys: list[tuple[int, ...]] = list(zip(c, m, strict=True))
+    return dict(zip(keys, counts, strict=True)), dict(zip(keys, first, strict=True))
 
 
 def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict[tuple[int, ...], int],
@@ -403,11 +388,9 @@ def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64]) -> list
     width = int(where.max(initial=0)) + 1
     group *= width
     group += where
-    del where
-    uniq, first, counts, _i = unique(group)
-    order = np.argsort(first, kind="stable")
-    g, w = np.divmod(uniq[order], width)
-    return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
+    del where           # the Z ends' copy: let go before the count (the tally's peak)
+    g, w, n, _first = link_arrays.in_order(group, width)
+    return list(zip(g, w, n, strict=True))
 
 
 def _plug(m: Media, module: Transceiver | None) -> str:
