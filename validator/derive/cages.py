@@ -96,20 +96,23 @@ class CageIndex:
         """`end` for many ends of one role at once (integer ports): (cage ids, cage type per end, the types as
         (lanes, cage))."""
         block = self.block(fabric, role)
-        first = block.start + index * block.per_device
+        first = index * block.per_device
+        first += block.start
         if role in SWITCH_ROLES:
             tier = self.topology.fabrics[fabric].tier(role)
             assert tier is not None
             groups = tier.switch.port_groups
             types: list[tuple[int, Cage]] = []
-            of_slot = []
+            of_port = [0]           # by port number (1-based), so the ports need no shifting
+            cage = [0]
             for s in tier.layout.slots:
                 t = (s.per_cage, (groups[s.group].form_factor, groups[s.group].top))
                 if t not in types:
                     types.append(t)
-                of_slot.append(types.index(t))
-            cage = np.array([s.first_cage for s in tier.layout.slots], dtype=np.int64)
-            return first + cage[port - 1], np.array(of_slot, dtype=np.int64)[port - 1], types
+                of_port.append(types.index(t))
+                cage.append(s.first_cage)
+            first += np.array(cage, dtype=np.int64)[port]
+            return first, np.array(of_port, dtype=np.int64)[port], types
         lanes = block.lanes
         if role == "server" and lanes > 1:
             first = first + (port - 1) // lanes

@@ -161,8 +161,10 @@ def use(usage: Usage, seg: Segment) -> None:
     for counts, target in ((np.bincount(seg.z_idx), usage.down[seg.z_role]),
                            (np.bincount(seg.a_idx), usage.up.get(seg.a_role))):
         if target is not None:
-            for i in np.flatnonzero(counts).tolist():
-                target[i] += int(counts[i])
+            used = np.flatnonzero(counts)
+            if len(used):       # the span of devices the segment reaches, added at once (Python ints back)
+                low, high = int(used[0]), int(used[-1]) + 1
+                target[low:high] = (np.array(target[low:high], dtype=np.int64) + counts[low:high]).tolist()
 
 
 def release_freed_arrays() -> None:
@@ -183,7 +185,8 @@ def release_freed_arrays() -> None:
 def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[Any], Ints, Ints, Ints | None]:
     """`np.unique(key, return_index=True, return_counts=True[, return_inverse=True])` with the same results,
     sorting only the runs of equal neighbours: links come in runs (a server's links to one leaf rack, a
-    leaf's to one spine rack), so a million-GPU plan's seven million keys sort as a few hundred thousand."""
+    leaf's to one spine rack), so a million-GPU plan's seven million keys sort as a few hundred thousand.
+    The inverse is 32-bit below 2**31 keys (the same indices)."""
     n = len(key)
     if not n:
         uniq, first, inv, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
@@ -198,7 +201,20 @@ def unique(key: npt.NDArray[Any], inverse: bool = False) -> tuple[npt.NDArray[An
     inv = inv.ravel()
     lengths = np.diff(np.append(starts, n))
     counts = np.bincount(inv, weights=lengths, minlength=len(uniq)).astype(np.int64)
-    return uniq, starts[first], counts, np.repeat(inv, lengths) if inverse else None
+    if not inverse:
+        return uniq, starts[first], counts, None
+    if n < np.iinfo(np.int32).max:
+        inv = inv.astype(np.int32)      # half the memory of the whole-link inverse (an index all the same)
+    return uniq, starts[first], counts, np.repeat(inv, lengths)
+
+
+def in_order(key: npt.NDArray[Any], width: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The distinct keys in order of first appearance, each as (key // width, key % width), with its count and the
+    position of its first."""
+    uniq, first, counts, _i = unique(key)
+    order = np.argsort(first, kind="stable")
+    high, low = np.divmod(uniq[order], width)
+    return high.tolist(), low.tolist(), counts[order].tolist(), first[order].tolist()
 
 
 def _dense_unique(runs: npt.NDArray[Any], n: int) -> tuple[npt.NDArray[Any], Ints, Ints]:
@@ -241,14 +257,17 @@ def first_ends(a: Ints32, z: Ints32, size: int, mid: Ints32, a_part: Ints32, z_p
     held = first < 2 * n
     cages = int(np.count_nonzero(held))
     at = first[held]
+    media = mid[at >> 1]
     part = np.full(len(first), -1, dtype=np.int32)
-    part[held] = np.where(at % 2 == 0, a_part[mid[at // 2]], z_part[mid[at // 2]])
-    del at, held
+    part[held] = np.where((at & 1).astype(bool), z_part[media], a_part[media])
+    del at, held, media
     z_new = first[z] == end
     end -= 1
     a_new = first[a] == end
     del first, end
-    clash = (~a_new & (a_part[mid] != part[a])) | (~z_new & (z_part[mid] != part[z]))
+    # an end that put its part in its cage agrees with it by definition: the others are compared
+    clash = a_part[mid] != part[a]
+    clash |= z_part[mid] != part[z]
     return a_new, z_new, np.flatnonzero(clash), cages
 
 
@@ -267,14 +286,19 @@ def cage_groups(a: Ints32, z: Ints32, size: int) -> Ints32:
     """The group of every cage joined to others by links, named by its least cage: each cage takes the least
     label of its links' ends, then follows labels to their own, until every link's two ends agree."""
     label = np.arange(size, dtype=np.int32)
+    low = np.minimum(a, z)          # label[a], label[z] while every cage is its own label
     while True:
-        low = np.minimum(label[a], label[z])
         np.minimum.at(label, a, low)
         np.minimum.at(label, z, low)
+        del low
         while True:
             jumped = label[label]
             if np.array_equal(jumped, label):
                 break
             label = jumped
-        if np.array_equal(label[a], label[z]):
+        del jumped
+        low, high = label[a], label[z]
+        if np.array_equal(low, high):
             return label
+        np.minimum(low, high, out=low)
+        del high

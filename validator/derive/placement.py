@@ -76,9 +76,6 @@ class Layout:
         name = f"R{s.row + 1:02d}-{s.position + 1:02d}"
         return f"H{s.hall + 1}-{name}" if self.halls > 1 else name
 
-    def _in_hall(self, a: Spot, b: Spot) -> float:
-        return abs(a.position - b.position) * self.rack_width + abs(a.row - b.row) * self.row_pitch
-
     def distance_m(self, a: int, b: int) -> float:
         if a == b:
             return self.in_rack
@@ -89,12 +86,24 @@ class Layout:
         return found
 
     def _distance(self, a: int, b: int) -> float:
-        sa, sb = self.spot(a), self.spot(b)
-        if sa.hall == sb.hall:
-            return self._in_hall(sa, sb) + self.ends
-        door = Spot(0, 0, 0)
-        return (self._in_hall(Spot(0, sa.row, sa.position), door) + self.corridor(sa.hall, sb.hall) * self.hall_spacing
-                + self._in_hall(door, Spot(0, sb.row, sb.position)) + self.ends)
+        """Along the rows and across them between two spots of a hall (or from each to its hall's entrance, row 0
+        position 0), on plain numbers: a cage plan asks for some hundred thousand pairs of racks."""
+        hall_a, row_a, pos_a = self._where(a)
+        hall_b, row_b, pos_b = self._where(b)
+        width, pitch = self.rack_width, self.row_pitch
+        if hall_a == hall_b:
+            return abs(pos_a - pos_b) * width + abs(row_a - row_b) * pitch + self.ends
+        return (abs(pos_a) * width + abs(row_a) * pitch + self.corridor(hall_a, hall_b) * self.hall_spacing
+                + (abs(pos_b) * width + abs(row_b) * pitch) + self.ends)
+
+    def _where(self, rack: int) -> tuple[int, int, int]:
+        """(hall, row, position) of a rack, as `spot` gives them."""
+        if rack < len(self.plan.spots):
+            hall, row, position = self.plan.spots[rack]
+            return hall, row, position
+        row, position = divmod(rack, self.racks_per_row)
+        hall, row = divmod(row, self.rows_per_hall)
+        return hall, row, position
 
     def corridor(self, a: int, b: int) -> int:
         """Hall spacings between the entrances of halls `a` and `b` (0-based)."""

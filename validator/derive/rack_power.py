@@ -133,12 +133,18 @@ class RackPower:
 
     def _cables(self, plan: Plan) -> None:
         catalog = self.topology.resolved.catalog
+        loads = self.loads
+        per_part: dict[str, float | None] = {}      # a cable's power per link, once per part (None: unknown)
         for (_fabric, part, _length, a, z), links in plan.tally.cable_runs.items():
-            cable = catalog.find("cable", part)
-            if cable is None or cable.power_w is None:
-                self.loads[a].unknown.add(part)
-                self.loads[z].unknown.add(part)
+            if part in per_part:
+                per_link = per_part[part]
+            else:
+                cable = catalog.find("cable", part)
+                per_link = per_part[part] = None if cable is None or cable.power_w is None else \
+                    cable.power_w / cable.links_per_cable
+            if per_link is None:
+                loads[a].unknown.add(part)
+                loads[z].unknown.add(part)
                 continue
-            per_link = cable.power_w / cable.links_per_cable
-            self.loads[a].cables_w += per_link * links / 2
-            self.loads[z].cables_w += per_link * links / 2
+            loads[a].cables_w += per_link * links / 2
+            loads[z].cables_w += per_link * links / 2

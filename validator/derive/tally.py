@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from validator.derive import link_arrays
 from validator.derive.link_arrays import Segment, cage_groups, first_ends, grouped, multi_peer, segments, unique, use
 from validator.derive.links import LinkTuple
 from validator.derive.media import KINDS, Media
@@ -103,10 +104,13 @@ class CagePlan:
         used = (np.bincount(a, minlength=size) + np.bincount(z, minlength=size)).astype(np.int32)
         multi = multi_peer(a, z, size)
         ra = cage_groups(a, z, size)[a]
-        need = np.zeros(size, dtype=np.float64)
-        np.maximum.at(need, ra, np.array(self.lengths, dtype=np.float64)[cls] if len(cls) else 0.0)
+        # each group's longest run as an index into the distinct runs (sorted, so the greatest index is the longest)
+        needs, of_class = np.unique(np.array(self.lengths, dtype=np.float64), return_inverse=True)
+        need = np.zeros(size, dtype=np.int32)
+        if len(cls):
+            np.maximum.at(need, ra, of_class.astype(np.int32)[cls])
         self.mid = array("i")
-        self._settle(used, multi, ra, need)
+        self._settle(used, multi, ra, need, needs.tolist())
 
     def _fabric(self, fabric: str) -> Iterator[tuple[I32, I32, I32, I32, I32]]:
         """(A cage, Z cage, A index, Z index, class) of every link of a fabric, segment by segment; on the way,
@@ -144,8 +148,8 @@ class CagePlan:
         number = self._class
         for u in np.argsort(first, kind="stable").tolist():
             ids[u] = number(class_of(u))
-        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32), seg.z_idx.astype(np.int32),
-                np.array(ids, dtype=np.int32)[inverse])
+        return (a.astype(np.int32), z.astype(np.int32), seg.a_idx.astype(np.int32, copy=False),
+                seg.z_idx.astype(np.int32, copy=False), np.array(ids, dtype=np.int32)[inverse])
 
     def _distinct(self, fabric: str, seg: Segment) -> tuple[I64, I64, I64, Callable[[int], LinkClass], I64]:
         """(A cages, Z cages, first link of each distinct class, its class, the distinct class of each link)."""
@@ -156,8 +160,13 @@ class CagePlan:
         a_racks, z_racks = self._racks(racks(seg.a_role), seg.a_idx), self._racks(racks(seg.z_role), seg.z_idx)
         n_racks = int(max(a_racks.max(initial=0), z_racks.max(initial=0))) + 1
         node = index.block(fabric, seg.a_role).node
-        key = ((a_racks * n_racks + z_racks) * len(a_types) + ta) * len(z_types) + tz
+        key = a_racks          # ((A rack * racks + Z rack) * A types + A type) * Z types + Z type, in place
+        for factor, term in ((n_racks, z_racks), (len(a_types), ta), (len(z_types), tz)):
+            key *= factor
+            key += term
+        del a_racks, z_racks, ta, tz, term
         uniq, first, _n, inverse = unique(key, inverse=True)
+        del key
         assert inverse is not None
         keys: list[int] = uniq.tolist()
 
@@ -205,34 +214,37 @@ class CagePlan:
         """The media of link k (the same object for every link with the same choice)."""
         return self.medias[self.mid[k]]
 
-    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: npt.NDArray[np.float64]) -> None:
+    def _settle(self, used: I32, multi: npt.NDArray[np.bool_], ra: I32, need: I32, need_list: list[float]) -> None:
         """Raise each group's floor to the highest kind any of its links takes, until none takes more; then
         keep each link's choice (an index into `medias`). Links are handled by their distinct (class, floor,
-        reach, shape): the media chooser runs once for each."""
+        reach, shape): the media chooser runs once for each. `need` is each group's longest run as an index
+        into `need_list` (ascending), so distinct keys sort as they would by the run itself."""
         a, z = self.a, self.z
         if not len(a):
             return
         width = int(used.max()) + 1
-        packed = used[a].astype(np.int64) * width + used[z]
-        packed = (packed * 2 + ~multi[a]) * 2 + ~multi[z]
-        del used, multi
+        # shape (A lanes used, Z lanes used, A single peer, Z single peer) packed per cage, then per link
+        single = (~multi).astype(np.int32)
+        del multi
+        packed = (used * (4 * width) + single * 2)[a]
+        packed += (used * 4 + single)[z]
+        del used, single
         shapes, _f, _n, shape_of = unique(packed, inverse=True)
         del packed
-        needs, _f, _n, need_of = unique(need[ra], inverse=True)
-        assert shape_of is not None and need_of is not None
-        base = np.array(self.kind_of, dtype=np.int64)[self.cls] * len(needs) + need_of
-        del need_of
-        base = base * len(shapes) + shape_of
-        del shape_of
+        assert shape_of is not None
         floors = len(KINDS)
+        bound = (max(self.kind_of) + 1) * len(need_list) * len(shapes) * floors
+        base: npt.NDArray[Any] = np.array(     # 32 bits: half the memory of the sorts below
+            self.kind_of, dtype=np.int32 if bound < np.iinfo(np.int32).max - 1 else np.int64)[self.cls]
+        base *= len(need_list)
+        base += need[ra]
+        base *= len(shapes)
+        base += shape_of
         level = np.zeros(len(need), dtype=np.int8)      # each cage's floor
-        del need
-        if int(base.max()) < np.iinfo(np.int32).max // floors - 1:
-            base = base.astype(np.int32)          # half the memory of the sorts below
+        del shape_of, need
         known: dict[int, int] = {}
         chosen: dict[int, tuple[int, int]] = {}     # packed (class, need, shape, floor) -> (media, kind), all passes
         shape_list: list[int] = shapes.tolist()
-        need_list: list[float] = needs.tolist()
         while True:
             uniq, _f, _n, inverse = unique(base * floors + level[ra], inverse=True)
             assert inverse is not None
@@ -249,8 +261,8 @@ class CagePlan:
             if np.array_equal(raised, level):
                 break
             level = raised
-        self.mid = array("i", mids[inverse].tobytes())
-
+        self.mid = array("i", [0]) * len(a)
+        np.take(mids, inverse, out=np.frombuffer(self.mid, dtype=np.int32))
 
     def _choice(self, packed: int, floors: int, shapes: list[int], needs: list[float], width: int,
                 known: dict[int, int]) -> tuple[int, int]:
@@ -281,19 +293,19 @@ def build_tally(plan: Plan) -> Tally:
         return out
     mid = np.frombuffer(cp.mid, dtype=np.int32)
     media_n = len(medias)
-    pair = cp.cls.astype(np.int64) * media_n + mid          # (class, media) of every link
     names: dict[str, int] = {}
     a_part = np.array([names.setdefault(_plug(m, m.a_transceiver), len(names)) for m in medias], dtype=np.int32)
     z_part = np.array([names.setdefault(_plug(m, m.z_transceiver), len(names)) for m in medias], dtype=np.int32)
     a_new, z_new, clash, out.cages = first_ends(cp.a, cp.z, plan.cages.size, mid, a_part, z_part)
-    single = np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
-    split = np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid]
-    whole = np.flatnonzero(single | np.where(split, z_new, a_new))
-    del single, split
-    seen, firsts = _counts(pair, None, media_n)
-    bought = _counts(pair[whole], None, media_n)[0]
-    del whole
-    del pair
+    whole = np.where(np.array([bool(m.cable and m.cable.split) for m in medias], dtype=bool)[mid], z_new, a_new)
+    whole |= np.array([not m.cable or m.cable.links_per_cable == 1 for m in medias], dtype=bool)[mid]
+    pair: npt.NDArray[np.signedinteger[Any]] = cp.cls.astype(
+        np.int32 if len(classes) * media_n < np.iinfo(np.int32).max else np.int64)
+    pair *= media_n
+    pair += mid                                             # (class, media) of every link
+    seen, firsts = _counts(pair, media_n)
+    bought = _counts(pair[whole], media_n)[0]
+    del whole, pair
     _fill(plan, out, seen, firsts, Counter(bought))
     _modules(plan, out, mid, a_new, z_new)
     for k in clash.tolist():
@@ -303,23 +315,12 @@ def build_tally(plan: Plan) -> Tally:
     return out
 
 
-def _counts(pair: npt.NDArray[np.int64], where: npt.NDArray[np.int64] | None, media_n: int
+def _counts(pair: npt.NDArray[np.signedinteger[Any]], media_n: int
             ) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
-    """Links per (class, media[, where]) in order of first appearance, and the position of the first of each."""
-    width = 1
-    key = pair
-    if where is not None:
-        width = int(where.max(initial=0)) + 1
-        key = pair * width + where
-    uniq, first, counts, _i = unique(key)
-    del key
-    order = np.argsort(first, kind="stable")
-    uniq = uniq[order]
-    rest, w = np.divmod(uniq, width)
-    c, m = np.divmod(rest, media_n)
-    keys: list[tuple[int, ...]] = list(zip(c.tolist(), m.tolist(), w.tolist(), strict=True)) if where is not None \
-        else list(zip(c.tolist(), m.tolist(), strict=True))
-    return dict(zip(keys, counts[order].tolist(), strict=True)), dict(zip(keys, first[order].tolist(), strict=True))
+    """Links per (class, media) in order of first appearance, and the position of the first of each."""
+    c, m, counts, first = link_arrays.in_order(pair, media_n)
+    keys: list[tuple[int, ...]] = list(zip(c, m, strict=True))
+    return dict(zip(keys, counts, strict=True)), dict(zip(keys, first, strict=True))
 
 
 def _fill(plan: Plan, out: Tally, seen: dict[tuple[int, ...], int], firsts: dict[tuple[int, ...], int],
@@ -365,32 +366,31 @@ def _modules(plan: Plan, out: Tally, mid: npt.NDArray[np.int32], a_new: npt.NDAr
     a_switch = np.array([c[1] in SWITCH_ROLES for c in classes], dtype=bool)
     a_rack = np.array([c[3] for c in classes], dtype=np.int64)
     switch_xcvr: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
-    keep = np.flatnonzero(a_new)
+    keep = np.flatnonzero(a_new & (xa >= 0)[mid])        # the A ends that put a module in a cage
     kept, x = cp.cls[keep], xa[mid[keep]]
     where = np.where(a_switch[kept], cp.a_idx[keep], a_rack[kept])
-    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where, x >= 0):
+    for g, w, n in _grouped(a_end[kept] * len(parts) + x, where):
         (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
         if role in SWITCH_ROLES:
             switch_xcvr[(fabric, part, role)][w] += n
         else:
             out.node_xcvr[(fabric, part, role.split("/")[1] if "/" in role else role, w)] += n
-    keep = np.flatnonzero(z_new)
+    keep = np.flatnonzero(z_new & (xz >= 0)[mid])
     kept, x = cp.cls[keep], xz[mid[keep]]
-    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64), x >= 0):
+    for g, w, n in _grouped(z_end[kept] * len(parts) + x, cp.z_idx[keep].astype(np.int64)):
         (fabric, role), part = roles[g // len(parts)], parts[g % len(parts)]
         switch_xcvr[(fabric, part, role)][w] += n
     out.switch_xcvr = dict(switch_xcvr)
 
 
-def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
-             ) -> list[tuple[int, int, int]]:
-    """(group, where, links) over the entries `ok` keeps, in order of first appearance."""
-    group, where = group[ok], where[ok]
+def _grouped(group: npt.NDArray[np.int64], where: npt.NDArray[np.int64]) -> list[tuple[int, int, int]]:
+    """(group, where, links) in order of first appearance."""
     width = int(where.max(initial=0)) + 1
-    uniq, first, counts, _i = unique(group * width + where)
-    order = np.argsort(first, kind="stable")
-    g, w = np.divmod(uniq[order], width)
-    return list(zip(g.tolist(), w.tolist(), counts[order].tolist(), strict=True))
+    group *= width
+    group += where
+    del where           # the Z ends' copy: let go before the count (the tally's peak)
+    g, w, n, _first = link_arrays.in_order(group, width)
+    return list(zip(g, w, n, strict=True))
 
 
 def _plug(m: Media, module: Transceiver | None) -> str:
