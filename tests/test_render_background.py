@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers import FIXTURES
 from validator.base.errors import ToolError
+from validator.emit.files import OutputSet
 from validator.emit.render import background, render_all
 from validator.pipeline import analyze
 
@@ -111,9 +112,12 @@ def test_a_fork_that_fails_leaves_no_frozen_heap_and_no_open_pipe(tmp_path, monk
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
     frozen, fds = gc.get_freeze_count(), sorted(os.listdir("/proc/self/fd"))
+    opened, create = [], OutputSet.create
+    monkeypatch.setattr(OutputSet, "create", lambda out, rel: opened.append(create(out, rel)) or opened[-1])
     monkeypatch.setattr(os, "fork", no_fork)
     with pytest.raises(OSError, match="Resource temporarily unavailable"):
         render_all(analysis, tmp_path / "out")
     assert gc.get_freeze_count() == frozen
+    assert opened and all(fh.closed for fh in opened)      # the cabling plan's file, opened for the child
     assert sorted(os.listdir("/proc/self/fd")) == fds
     assert list(tmp_path.iterdir()) == []
