@@ -67,8 +67,10 @@ class Background:
     def __init__(self, out: OutputSet, rel: str, lines: Callable[[], Iterable[str]]) -> None:
         self.out, self.rel = out, rel
         fh = out.create(rel)
-        self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
-        fh.close()
+        try:
+            self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
+        finally:         # the child has its own copy; here it is closed also when fork fails
+            fh.close()
         self.reaped = False
 
     def finish(self, label: str, total: int) -> None:
