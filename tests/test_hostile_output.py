@@ -207,3 +207,38 @@ def test_csv_cell_neutralises_formulas_and_controls_on_both_paths(pad):
     for _ in range(2):    # the second time from the memo
         assert csv_cell("-1" + tail) == "'-1" + tail
     assert csv_cell(None) == "" and csv_cell(float("inf")) == "" and csv_cell(400) == 400 and csv_cell(True) is True
+
+
+@pytest.mark.parametrize("text", [HOSTILE["config"], HOSTILE["terminal"], "100% %s %(x)s %%d", "- [x]\n  y: {z}"])
+def test_nvue_port_and_neighbour_lines_keep_hostile_text_in_one_scalar(tmp_path, text):
+    """The NVUE template writes each port's lines as one %-format (templates/nvue/startup.yaml.j2). Free text
+    in a port's description or a BGP neighbour's name (today identifiers and cable ids; the escaping is the
+    guard) stays one double-quoted scalar, `%` written as itself: the same lines and keys as a benign text."""
+    import copy
+
+    from validator.emit.render import _Templates
+    from validator.emit.render.build import device_configs
+    from validator.emit.render.switch_os import nvue_context
+    from validator.pipeline import analyze
+
+    topology = analyze(_design(tmp_path, EOS.replace("arista-7060x6-64pe", "sn5600"))).topology
+    assert topology is not None
+    device = next(device_configs(topology, "compute"))
+    assert device.os == "cumulus" and device.neighbors
+
+    def rendered(prefix: str) -> str:
+        d = copy.deepcopy(device)
+        for i in d.interfaces:
+            i.description, i.peer = prefix + i.description, prefix + i.peer
+        return _Templates(None).render("nvue/startup.yaml.j2", **nvue_context(d))
+
+    def swapped(value: object) -> object:        # the benign text's marker replaced by the escaped hostile one
+        if isinstance(value, dict):
+            return {swapped(k): swapped(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swapped(v) for v in value]
+        return one_line(text) + value[6:] if isinstance(value, str) and value.startswith("BENIGN") else value
+
+    benign, hostile = rendered("BENIGN"), rendered(text)
+    assert len(hostile.splitlines()) == len(benign.splitlines())
+    assert _yaml(hostile) == swapped(_yaml(benign)) != _yaml(benign)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers import FIXTURES
 from validator.base.errors import ToolError
+from validator.emit.files import OutputSet
 from validator.emit.render import background, render_all
 from validator.pipeline import analyze
 
@@ -93,3 +94,30 @@ def spy_forks(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(background, "fork_child", fork)
     return pids
+
+
+def test_a_fork_that_fails_leaves_no_frozen_heap_and_no_open_pipe(tmp_path, monkeypatch):
+    """fork_child freezes the collector's view of the heap just before fork (so the child's collections do not
+    copy the parent's pages). If fork fails (EAGAIN at a process limit, ENOMEM under a 100k-GPU heap), the
+    error reaches the caller, and this process has its collector and its file descriptors as before: a
+    long-running caller (validator.api) would otherwise never collect a cycle made before it again."""
+    import errno
+    import gc
+
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(background, "MIN_LINKS", 0)
+    monkeypatch.setattr(background, "cores", lambda: 2)
+
+    def no_fork() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    frozen, fds = gc.get_freeze_count(), sorted(os.listdir("/proc/self/fd"))
+    opened, create = [], OutputSet.create
+    monkeypatch.setattr(OutputSet, "create", lambda out, rel: opened.append(create(out, rel)) or opened[-1])
+    monkeypatch.setattr(os, "fork", no_fork)
+    with pytest.raises(OSError, match="Resource temporarily unavailable"):
+        render_all(analysis, tmp_path / "out")
+    assert gc.get_freeze_count() == frozen
+    assert opened and all(fh.closed for fh in opened)      # the cabling plan's file, opened for the child
+    assert sorted(os.listdir("/proc/self/fd")) == fds
+    assert list(tmp_path.iterdir()) == []

@@ -61,6 +61,17 @@ def test_the_split_evens_the_two_processes_out(monkeypatch, first, rest, here):
     assert workers.split(first, rest) == 0
 
 
+@pytest.mark.parametrize(("first", "rest", "here"), [
+    (1024, 0, 512),         # exactly MIN_SPLIT switches: split
+    (1023, 0, 0),           # one fewer: the worker renders all of it
+    (1024, 255, 384),       # the others just under a quarter: (1024 - 255) // 2
+    (1024, 256, 0),         # exactly a quarter: not split
+])
+def test_the_split_at_its_thresholds(monkeypatch, first, rest, here):
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    assert workers.MIN_SPLIT == 1024 and workers.split(first, rest) == here
+
+
 def _break_the_workers_fabric(monkeypatch, error: BaseException) -> None:
     """The worker renders the compute fabric and fails there with `error`; this process renders the others."""
     monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
@@ -108,6 +119,31 @@ def test_the_worker_is_stopped_when_this_process_fails_while_waiting_for_it(tmp_
         render_all(analysis, tmp_path / "out")
     assert len(pids) == 1
     with pytest.raises(ChildProcessError):       # already reaped: not running, not a zombie
+        os.waitpid(pids[0], os.WNOHANG)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failure_in_this_process_part_of_a_split_fabric_stops_the_worker(tmp_path, monkeypatch):
+    """The compute fabric split (its last third here): a template error on one of this process's switches of it
+    is raised, the worker rendering the fabric's first switches is killed and reaped, and nothing is left."""
+    analysis = analyze(DESIGN)
+    monkeypatch.setattr(workers, "MIN_SWITCHES", 0)
+    monkeypatch.setattr(background, "cores", lambda: 2)
+    monkeypatch.setattr(render, "split", lambda first, rest: first // 3)
+    last = analysis.topology.fabrics["compute"].switches
+    real = render._device_files
+
+    def broken(env, d, notes):
+        if d.fabric == "compute" and d.serial == last:     # the fabric's last switch: this process's part
+            raise TemplateError("template nvue/startup.yaml.j2:1: broken here")
+        return real(env, d, notes)
+
+    monkeypatch.setattr(render, "_device_files", broken)
+    pids = spy_forks(monkeypatch)
+    with pytest.raises(TemplateError, match="broken here"):
+        render_all(analysis, tmp_path / "out")
+    assert len(pids) == 1
+    with pytest.raises(ChildProcessError):       # reaped: not running, not a zombie
         os.waitpid(pids[0], os.WNOHANG)
     assert list(tmp_path.iterdir()) == []
 

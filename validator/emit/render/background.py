@@ -42,9 +42,17 @@ def fork_child(run: Callable[[mmap.mmap, int], int]) -> tuple[mmap.mmap, int, in
     reader, writer = os.pipe()
     # Every object made so far is left out of the child's collections: a collection writes to the header of each
     # object it walks, and each write copies a page of the parent's memory (copy-on-write; several seconds of
-    # system time at 100k GPUs). This process takes them back at once.
+    # system time at 100k GPUs). This process takes them back at once, also when fork fails (the error goes to
+    # the caller with the pipe closed).
     gc.freeze()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        gc.unfreeze()
+        os.close(reader)
+        os.close(writer)
+        counter.close()
+        raise
     if pid == 0:
         os.close(reader)
         os._exit(run(counter, writer))
@@ -59,8 +67,10 @@ class Background:
     def __init__(self, out: OutputSet, rel: str, lines: Callable[[], Iterable[str]]) -> None:
         self.out, self.rel = out, rel
         fh = out.create(rel)
-        self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
-        fh.close()
+        try:
+            self.counter, self.reader, self.pid = fork_child(lambda counter, writer: _child(fh, lines, counter, writer))
+        finally:         # the child has its own copy; here it is closed also when fork fails
+            fh.close()
         self.reaped = False
 
     def finish(self, label: str, total: int) -> None:

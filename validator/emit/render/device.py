@@ -149,7 +149,7 @@ class DeviceConfig:
     @property
     def neighbor_rows(self) -> list[tuple[str, int | None, str]]:
         """(peer ip, peer ASN, peer) of every BGP neighbour, as plain values (see `port_rows`)."""
-        return [(i.peer_ip, i.peer_asn, i.peer) for i in self.interfaces if i.peer_asn is not None]
+        return [(i.peer_ip, i.peer_asn, i.peer) for i in self.neighbors]
 
     @property
     def router_id(self) -> str:
