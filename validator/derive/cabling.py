@@ -261,20 +261,23 @@ class Plan:
         cp = self.cage_plan
         first = self.first_link(fabric)
 
-        def end(role: str, index: int) -> End:
+        def end(role: str, index: int) -> tuple[int, str, int]:
             namer = namers.get(role) or namers.setdefault(role, device_namer(self.topology, fabric, role))
             place = self.place(fabric, role, index)
-            return (*self._end(place), namer(index), place.rack)
+            return place.ru, namer(index), place.rack
 
         def media_cells(mid: int, a_rack: int, z_rack: int) -> tuple[object, ...]:
             return self._media_cells(cp.medias[mid], self.layout.distance_m(a_rack, z_rack))
 
         return Walk(link_tuples(self.topology, fabric), cp.mid[first:first + self.tally.summaries[fabric].links],
-                    end, media_cells, lambda role, port: self._port_name(fabric, role, port))
+                    end, self._rack_cells, media_cells, lambda role, port: self._port_name(fabric, role, port))
 
     def _end(self, place: Place) -> tuple[object, ...]:
-        s = self.layout.spot(place.rack)
-        return self.site, f"H{s.hall + 1}", f"R{s.row + 1:02d}", self.layout.rack_name(place.rack), place.ru
+        return (*self._rack_cells(place.rack), place.ru)
+
+    def _rack_cells(self, rack: int) -> tuple[str, str, str, str]:
+        s = self.layout.spot(rack)
+        return self.site, f"H{s.hall + 1}", f"R{s.row + 1:02d}", self.layout.rack_name(rack)
 
     @cached_property
     def site(self) -> str:
@@ -290,18 +293,20 @@ class Plan:
 class Walk(NamedTuple):
     """One fabric's links as the cabling plan reads them: `links` as `link_tuples` yields them (A role, A index,
     A port, Z role, Z index, Z port, speed), `mids` the media of each (an index into the cage plan's medias),
-    `end(role, index)` a device's end (site, hall, row, rack, ru, device, rack index), `media_cells(mid, A rack,
-    Z rack)` the media cells of `Plan.row`, `port_name(role, port)` an interface name. A row's cable id is
-    `cable_id(fabric, device of the A end, A port)`."""
+    `end(role, index)` a device's (ru, device name, rack index), `rack(rack index)` its rack's (site, hall, row,
+    rack) cells, `media_cells(mid, A rack, Z rack)` the media cells of `Plan.row`, `port_name(role, port)` an
+    interface name. A row's cable id is `cable_id(fabric, device of the A end, A port)`."""
     links: Iterator[LinkTuple]
     mids: Sequence[int]
-    end: Callable[[str, int], End]
+    end: Callable[[str, int], tuple[Any, Any, int]]
+    rack: Callable[[int], tuple[Any, ...]]
     media_cells: Callable[[int, int, int], tuple[object, ...]]
     port_name: Callable[[str, int | str], str]
 
 
 def _parts(fabric: str, walk: Walk) -> Iterator[Part]:
     places: dict[tuple[str, int], End] = {}
+    racks: dict[int, tuple[Any, ...]] = {}
     cells: dict[tuple[int, int, int], tuple[object, ...]] = {}
     port_names: dict[tuple[str, int | str], str] = {}
 
@@ -309,7 +314,11 @@ def _parts(fabric: str, walk: Walk) -> Iterator[Part]:
         key = (role, index)
         found = places.get(key)
         if found is None:
-            found = places[key] = walk.end(role, index)
+            ru, device, rack = walk.end(role, index)
+            at = racks.get(rack)
+            if at is None:
+                at = racks[rack] = walk.rack(rack)
+            found = places[key] = (*at, ru, device, rack)
         return found
 
     def port_name(role: str, port: int | str) -> str:

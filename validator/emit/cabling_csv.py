@@ -68,20 +68,26 @@ def csv_blocks(plan: Plan, count: Callable[[int], None] | None = None) -> Iterat
 
 def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str],
                    one: Callable[[object], str]) -> Iterator[tuple[str, int]]:
-    """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link: each device's end, each
-    (media, A rack, Z rack) and each (role, port) is escaped once, by `text`, and a line is their texts put
-    together. The cable id (`fabric:device:port`) is written as it is where both parts are `_PLAIN` (so is
+    """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link:
+    each rack's cells, each device's end, each (media, A rack, Z rack) and each (role, port) is escaped once, by
+    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is where both parts are `_PLAIN` (so is
     the whole: it starts with the fabric's first character), and escaped by `text` otherwise."""
     ends: dict[tuple[str, int], tuple[str, int, str, bool]] = {}
     ports: dict[tuple[str, int | str], tuple[str, str, str, bool]] = {}
     medias: dict[tuple[int, int, int], str] = {}
+    racks: dict[int, str] = {}
     fab = one(fabric)
     plain = _PLAIN.fullmatch
 
     def end(role: str, index: int) -> tuple[str, int, str, bool]:
-        e = walk.end(role, index)    # (site, hall, row, rack, ru, device, rack index)
-        prefix = f"{fabric}:{e[-2]}:"
-        return text(e[:-1]), int(e[-1]), prefix, plain(prefix) is not None   # type: ignore[call-overload]
+        ru, device, rack = walk.end(role, index)
+        at = racks.get(rack)
+        if at is None:
+            at = racks[rack] = text(walk.rack(rack))
+        prefix = f"{fabric}:{device}:"
+        return (f"{at},{ru if type(ru) is int else text((ru,))},"
+                f"{device if type(device) is str and plain(device) else text((device,))}",
+                rack, prefix, plain(prefix) is not None)
 
     def port(role: str, p: int | str) -> tuple[str, str, str, bool]:
         raw = f"{p}"
