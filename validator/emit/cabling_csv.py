@@ -70,8 +70,9 @@ def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], s
                    one: Callable[[object], str]) -> Iterator[tuple[str, int]]:
     """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link:
     each rack's cells, each device's end, each (media, A rack, Z rack) and each (role, port) is escaped once, by
-    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is where both parts are `_PLAIN` (so is
-    the whole: it starts with the fabric's first character), and escaped by `text` otherwise."""
+    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is
+    where `fabric:device:` is `_PLAIN` and the port `_PORT` (then so is the whole: csv_row and the writer leave
+    it as it is), and escaped by `text` otherwise."""
     ends: dict[tuple[str, int], tuple[str, int, str, bool]] = {}
     ports: dict[tuple[str, int | str], tuple[str, str, str, bool]] = {}
     medias: dict[tuple[int, int, int], str] = {}
