@@ -66,18 +66,13 @@ def csv_blocks(plan: Plan, count: Callable[[int], None] | None = None) -> Iterat
                 count(lines)
 
 
-def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str],
-                   one: Callable[[object], str]) -> Iterator[tuple[str, int]]:
-    """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link:
-    each rack's cells, each device's end, each (media, A rack, Z rack) and each (role, port) is escaped once, by
-    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is
-    where `fabric:device:` is `_PLAIN` and the port `_PORT` (then so is the whole: csv_row and the writer leave
-    it as it is), and escaped by `text` otherwise."""
-    ends: dict[tuple[str, int], tuple[str, int, str, bool]] = {}
-    ports: dict[tuple[str, int | str], tuple[str, str, str, bool]] = {}
-    medias: dict[tuple[int, int, int], str] = {}
+def _escaped_ends(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str], one: Callable[[object], str]
+                  ) -> tuple[Callable[[str, int], tuple[str, int, str, bool]],
+                             Callable[[str, int | str], tuple[str, str, str, bool]]]:
+    """`end(role, index)`: a device's escaped cells (site to device), its rack, its cable id prefix
+    `fabric:device:` and whether that prefix is `_PLAIN`; `port(role, port)`: the escaped port and interface
+    cells, the port as text and whether it is `_PORT`. Each rack's cells are escaped once."""
     racks: dict[int, str] = {}
-    fab = one(fabric)
     plain = _PLAIN.fullmatch
 
     def end(role: str, index: int) -> tuple[str, int, str, bool]:
@@ -94,6 +89,22 @@ def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], s
         raw = f"{p}"
         return (str(p) if type(p) is int else one(p)), one(walk.port_name(role, p)), raw, \
             _PORT.fullmatch(raw) is not None
+
+    return end, port
+
+
+def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str],
+                   one: Callable[[object], str]) -> Iterator[tuple[str, int]]:
+    """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link:
+    each rack's cells, each device's end, each (media, A rack, Z rack) and each (role, port) is escaped once, by
+    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is
+    where `fabric:device:` is `_PLAIN` and the port `_PORT` (then so is the whole: csv_row and the writer leave
+    it as it is), and escaped by `text` otherwise."""
+    ends: dict[tuple[str, int], tuple[str, int, str, bool]] = {}
+    ports: dict[tuple[str, int | str], tuple[str, str, str, bool]] = {}
+    medias: dict[tuple[int, int, int], str] = {}
+    end, port = _escaped_ends(fabric, walk, text, one)
+    fab = one(fabric)
 
     last_role, last_index = "", -1
     a_text, a_rack, a_prefix, a_plain = "", 0, "", False
