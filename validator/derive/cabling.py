@@ -7,15 +7,15 @@ cabling plan. `tally` counts modules per cage and cables, for the BOM, the rack 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.base.facts import fact
 from validator.base.gc_pause import paused_gc
 from validator.derive.cages import CageIndex
 from validator.derive.link_arrays import release_freed_arrays
-from validator.derive.links import Link, iter_links
+from validator.derive.links import Link, LinkTuple, iter_links
 from validator.derive.media import ANY_CAGE, Cage, Media, MediaChooser, Shape
 from validator.derive.placement import Layout, Place
 from validator.derive.port_names import cable_id, interface_namer
@@ -245,50 +245,39 @@ class Plan:
         speed, media cells, cable id, A interface, Z interface). An end is (site, hall, row, rack, ru, device,
         rack index) and the media cells are those of `row`; the same end or media is the same tuple object
         while it repeats (a switch's end on each of its ports), so a writer can format it once."""
-        for fabric in self.topology.fabrics:
-            yield from self._parts(fabric)
+        for fabric, walk in self.walks():
+            yield from _parts(fabric, walk)
 
-    def _parts(self, fabric: str) -> Iterator[Part]:
+    def walks(self) -> Iterator[tuple[str, Walk]]:
+        """Each fabric with its `Walk`: the links as `link_tuples` gives them and what names them."""
+        for fabric in self.topology.fabrics:
+            yield fabric, self.walk(fabric)
+
+    def walk(self, fabric: str) -> Walk:
+        """A fabric's links and the look-ups that turn one into a cabling row (see `Walk`); nothing is cached."""
         from validator.derive.links import device_namer, link_tuples
 
         namers: dict[str, Any] = {}
-        places: dict[tuple[str, int], tuple[object, ...]] = {}
-        cells: dict[tuple[int, int, int], tuple[object, ...]] = {}
-        port_names: dict[tuple[str, int | str], str] = {}
         cp = self.cage_plan
+        first = self.first_link(fabric)
 
-        def end(role: str, index: int) -> tuple[object, ...]:
-            key = (role, index)
-            found = places.get(key)
-            if found is None:
-                namer = namers.get(role) or namers.setdefault(role, device_namer(self.topology, fabric, role))
-                place = self.place(fabric, role, index)
-                found = places[key] = (*self._end(place), namer(index), place.rack)
-            return found
+        def end(role: str, index: int) -> tuple[int, str, int]:
+            namer = namers.get(role) or namers.setdefault(role, device_namer(self.topology, fabric, role))
+            place = self.place(fabric, role, index)
+            return place.ru, namer(index), place.rack
 
-        def port_name(role: str, port: int | str) -> str:
-            key = (role, port)
-            found = port_names.get(key)
-            if found is None:
-                found = port_names[key] = self._port_name(fabric, role, port)
-            return found
+        def media_cells(mid: int, a_rack: int, z_rack: int) -> tuple[object, ...]:
+            return self._media_cells(cp.medias[mid], self.layout.distance_m(a_rack, z_rack))
 
-        for k, (a_role, a_idx, a_port, z_role, z_idx, z_port, speed) in enumerate(
-                link_tuples(self.topology, fabric), start=self.first_link(fabric)):
-            a, z = end(a_role, a_idx), end(z_role, z_idx)
-            m = cp.media(k)     # the chooser keeps one object per choice: its id names it
-            key = (id(m), int(a[-1]), int(z[-1]))    # type: ignore[call-overload]
-            media = cells.get(key)
-            if media is None:
-                media = cells[key] = self._media_cells(m, self.layout.distance_m(key[1], key[2]))
-            yield (fabric, a, a_port, z, z_port, speed, media, cable_id(fabric, str(a[-2]), a_port),
-                   port_name(a_role, a_port), port_name(z_role, z_port))
-            if a_role == "server" and len(places) > 4096:
-                places.clear()      # servers are visited once each: keep the cache small at 100k GPUs
+        return Walk(link_tuples(self.topology, fabric), cp.mid[first:first + self.tally.summaries[fabric].links],
+                    end, self._rack_cells, media_cells, lambda role, port: self._port_name(fabric, role, port))
 
     def _end(self, place: Place) -> tuple[object, ...]:
-        s = self.layout.spot(place.rack)
-        return self.site, f"H{s.hall + 1}", f"R{s.row + 1:02d}", self.layout.rack_name(place.rack), place.ru
+        return (*self._rack_cells(place.rack), place.ru)
+
+    def _rack_cells(self, rack: int) -> tuple[str, str, str, str]:
+        s = self.layout.spot(rack)
+        return self.site, f"H{s.hall + 1}", f"R{s.row + 1:02d}", self.layout.rack_name(rack)
 
     @cached_property
     def site(self) -> str:
@@ -299,3 +288,53 @@ class Plan:
     def _media_cells(m: Media, run_m: float) -> tuple[object, ...]:
         return (m.kind, m.cable.id if m.cable else "UNRESOLVED", m.a_transceiver.id if m.a_transceiver else "",
                 m.z_transceiver.id if m.z_transceiver else "", m.length_m, round(run_m, 1))
+
+
+class Walk(NamedTuple):
+    """One fabric's links as the cabling plan reads them: `links` as `link_tuples` yields them (A role, A index,
+    A port, Z role, Z index, Z port, speed), `mids` the media of each (an index into the cage plan's medias),
+    `end(role, index)` a device's (ru, device name, rack index), `rack(rack index)` its rack's (site, hall, row,
+    rack) cells, `media_cells(mid, A rack, Z rack)` the media cells of `Plan.row`, `port_name(role, port)` an
+    interface name. A row's cable id is `cable_id(fabric, device of the A end, A port)`."""
+    links: Iterator[LinkTuple]
+    mids: Sequence[int]
+    end: Callable[[str, int], tuple[Any, Any, int]]
+    rack: Callable[[int], tuple[Any, ...]]
+    media_cells: Callable[[int, int, int], tuple[object, ...]]
+    port_name: Callable[[str, int | str], str]
+
+
+def _parts(fabric: str, walk: Walk) -> Iterator[Part]:
+    places: dict[tuple[str, int], End] = {}
+    racks: dict[int, tuple[Any, ...]] = {}
+    cells: dict[tuple[int, int, int], tuple[object, ...]] = {}
+    port_names: dict[tuple[str, int | str], str] = {}
+
+    def end(role: str, index: int) -> End:
+        key = (role, index)
+        found = places.get(key)
+        if found is None:
+            ru, device, rack = walk.end(role, index)
+            at = racks.get(rack)
+            if at is None:
+                at = racks[rack] = walk.rack(rack)
+            found = places[key] = (*at, ru, device, rack)
+        return found
+
+    def port_name(role: str, port: int | str) -> str:
+        key = (role, port)
+        found = port_names.get(key)
+        if found is None:
+            found = port_names[key] = walk.port_name(role, port)
+        return found
+
+    for (a_role, a_idx, a_port, z_role, z_idx, z_port, speed), mid in zip(walk.links, walk.mids, strict=True):
+        a, z = end(a_role, a_idx), end(z_role, z_idx)
+        key = (mid, int(a[-1]), int(z[-1]))    # type: ignore[call-overload]
+        media = cells.get(key)
+        if media is None:
+            media = cells[key] = walk.media_cells(*key)
+        yield (fabric, a, a_port, z, z_port, speed, media, cable_id(fabric, str(a[-2]), a_port),
+               port_name(a_role, a_port), port_name(z_role, z_port))
+        if a_role == "server" and len(places) > 4096:
+            places.clear()      # servers are visited once each: keep the cache small at 100k GPUs

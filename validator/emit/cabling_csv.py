@@ -13,16 +13,16 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from validator.derive.cabling import CABLING_COLUMNS, Plan
+from validator.derive.cabling import CABLING_COLUMNS, Plan, Walk
 from validator.emit.escape import csv_row
 from validator.emit.progress import stage
 
 BLOCK = 512          # lines per string yielded (one write and one progress step each)
-_CACHE_LIMIT = 8192  # end groups remembered (a server's end is seen once or twice: the cache starts over)
 
 # A cell that csv_row leaves as it is and csv.writer does not quote: it starts with a letter or digit (no
 # formula), has no control character, comma, quote or line break, and is far shorter than a spreadsheet cell
 _PLAIN = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.:/@+\-]{0,199}")
+_PORT = re.compile(r"[0-9A-Za-z_.:/@+\-]{0,200}")    # after a _PLAIN prefix: the whole stays plain
 
 
 class _Writer:
@@ -50,8 +50,6 @@ def csv_blocks(plan: Plan, count: Callable[[int], None] | None = None) -> Iterat
     """The header line, then every row of the plan as CSV, `BLOCK` lines a string; `count(n)` after each block."""
     yield header()
     w = _Writer()
-    ends: dict[int, tuple[tuple[object, ...], str]] = {}
-    media_text: dict[int, tuple[tuple[object, ...], str]] = {}
     cells: dict[tuple[type, object], str] = {}
 
     def one(value: object) -> str:
@@ -61,30 +59,90 @@ def csv_blocks(plan: Plan, count: Callable[[int], None] | None = None) -> Iterat
             found = cells[key] = w.text((value,))
         return found
 
-    def group(cache: dict[int, tuple[tuple[object, ...], str]], part: tuple[object, ...], cut: int) -> str:
-        found = cache.get(id(part))
-        if found is None or found[0] is not part:
-            if len(cache) > _CACHE_LIMIT:
-                cache.clear()
-            found = cache[id(part)] = (part, w.text(part[:cut]))   # the tuple is kept: its id is not reused
-        return found[1]
-
-    block: list[str] = []
-    plain = _PLAIN.fullmatch
-    for fabric, a, a_port, z, z_port, speed, media, cable, a_name, z_name in plan.parts():
-        block.append(",".join((one(fabric), group(ends, a, -1), str(a_port) if type(a_port) is int else one(a_port),
-                               group(ends, z, -1), str(z_port) if type(z_port) is int else one(z_port),
-                               one(speed), group(media_text, media, len(media)),
-                               cable if plain(cable) else w.text((cable,)), one(a_name), one(z_name))) + "\n")
-        if len(block) == BLOCK:
-            yield "".join(block)
+    for fabric, walk in plan.walks():
+        for block, lines in _fabric_blocks(fabric, walk, w.text, one):
+            yield block
             if count is not None:
-                count(BLOCK)
-            block = []
-    if block:
-        yield "".join(block)
-        if count is not None:
-            count(len(block))
+                count(lines)
+
+
+def _escaped_ends(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str], one: Callable[[object], str]
+                  ) -> tuple[Callable[[str, int], tuple[str, int, str, bool]],
+                             Callable[[str, int | str], tuple[str, str, str, bool]]]:
+    """`end(role, index)`: a device's escaped cells (site to device), its rack, its cable id prefix
+    `fabric:device:` and whether that prefix is `_PLAIN`; `port(role, port)`: the escaped port and interface
+    cells, the port as text and whether it is `_PORT`. Each rack's cells are escaped once."""
+    racks: dict[int, str] = {}
+    plain = _PLAIN.fullmatch
+
+    def end(role: str, index: int) -> tuple[str, int, str, bool]:
+        ru, device, rack = walk.end(role, index)
+        at = racks.get(rack)
+        if at is None:
+            at = racks[rack] = text(walk.rack(rack))
+        prefix = f"{fabric}:{device}:"
+        return (f"{at},{ru if type(ru) is int else text((ru,))},"
+                f"{device if type(device) is str and plain(device) else text((device,))}",
+                rack, prefix, plain(prefix) is not None)
+
+    def port(role: str, p: int | str) -> tuple[str, str, str, bool]:
+        raw = f"{p}"
+        return (str(p) if type(p) is int else one(p)), one(walk.port_name(role, p)), raw, \
+            _PORT.fullmatch(raw) is not None
+
+    return end, port
+
+
+def _fabric_blocks(fabric: str, walk: Walk, text: Callable[[Iterable[object]], str],
+                   one: Callable[[object], str]) -> Iterator[tuple[str, int]]:
+    """A fabric's rows as CSV, `BLOCK` lines a string (with its count of lines), one Python step per link:
+    each rack's cells, each device's end, each (media, A rack, Z rack) and each (role, port) is escaped once, by
+    `text`, and a line is their texts put together. The cable id (`fabric:device:port`) is written as it is
+    where `fabric:device:` is `_PLAIN` and the port `_PORT` (then so is the whole: csv_row and the writer leave
+    it as it is), and escaped by `text` otherwise."""
+    ends: dict[tuple[str, int], tuple[str, int, str, bool]] = {}
+    ports: dict[tuple[str, int | str], tuple[str, str, str, bool]] = {}
+    medias: dict[tuple[int, int, int], str] = {}
+    end, port = _escaped_ends(fabric, walk, text, one)
+    fab = one(fabric)
+
+    last_role, last_index = "", -1
+    a_text, a_rack, a_prefix, a_plain = "", 0, "", False
+    last_speed: object = None
+    speed_text = ""
+    lines: list[str] = []
+    append = lines.append
+    for (a_role, a_idx, a_port, z_role, z_idx, z_port, speed), mid in zip(walk.links, walk.mids, strict=True):
+        if a_idx != last_index or a_role != last_role:     # a server's links come one after another
+            last_role, last_index = a_role, a_idx
+            found = ends.get((a_role, a_idx))
+            if found is None:
+                found = end(a_role, a_idx)
+                if a_role != "server":          # servers are visited once each: not kept
+                    ends[(a_role, a_idx)] = found
+            a_text, a_rack, a_prefix, a_plain = found
+        z = ends.get((z_role, z_idx))
+        if z is None:
+            z = ends[(z_role, z_idx)] = end(z_role, z_idx)
+        pa = ports.get((a_role, a_port))
+        if pa is None:
+            pa = ports[(a_role, a_port)] = port(a_role, a_port)
+        pz = ports.get((z_role, z_port))
+        if pz is None:
+            pz = ports[(z_role, z_port)] = port(z_role, z_port)
+        m = medias.get((mid, a_rack, z[1]))
+        if m is None:
+            m = medias[(mid, a_rack, z[1])] = text(walk.media_cells(mid, a_rack, z[1]))
+        if speed is not last_speed:
+            last_speed, speed_text = speed, one(speed)
+        cable = a_prefix + pa[2]
+        append(f"{fab},{a_text},{pa[0]},{z[0]},{pz[0]},{speed_text},{m},"
+               f"{cable if a_plain and pa[3] else text((cable,))},{pa[1]},{pz[1]}\n")
+        if len(lines) == BLOCK:
+            yield "".join(lines), BLOCK
+            lines.clear()
+    if lines:
+        yield "".join(lines), len(lines)
 
 
 def cabling_csv(plan: Plan, keep: Callable[[tuple[object, ...]], bool] | None = None,
