@@ -70,3 +70,17 @@ def test_run_is_the_module_entry_point() -> None:
                          capture_output=True, text=True)
     assert (out.returncode, out.stdout) == (ref.returncode, ref.stdout)
     assert out.returncode == 0 and out.stdout.strip()
+
+
+def test_a_callers_freeze_is_kept() -> None:
+    """Objects a caller froze before the block (render freezes before it forks) stay frozen after it."""
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        assert before > 0
+        with paused_gc():
+            made = _Node()
+        assert gc.get_freeze_count() == before
+        assert _in_generation(made, 0) or _in_generation(made, 1) or _in_generation(made, 2)
+    finally:
+        gc.unfreeze()
