@@ -1,3 +1,3 @@
-from validator.commands import main
+from validator.commands import run
 
-main()
+run()
