@@ -102,6 +102,31 @@ def test_bad_catalog_entry_reports_its_line(tmp_path):
     assert all(d.file.endswith("extra.yaml") for d in err.value.diagnostics)
 
 
+@pytest.mark.parametrize("oob_ports, refused", [(1, False), (2, True)])
+def test_a_server_with_more_than_one_oob_port_is_refused_not_cabled_as_one(tmp_path, oob_ports, refused):
+    """The out-of-band network is laid out with one BMC port per server: a catalog server with two would get
+    one cable and one leaf port each (the second silently missing), so it is refused at its entry's line."""
+    from validator.base.errors import DesignError
+    from validator.pipeline import load_topology
+
+    (tmp_path / ".git").mkdir()
+    entry = (DATA_DIR / "servers.yaml").read_text().split("  - id: dgx-h100\n")[1].split("  - id:")[0]
+    assert "oob: {nic: bmc-1g, count: 1, speed_gbps: 1}" in entry
+    entry = entry.replace("oob: {nic: bmc-1g, count: 1,", f"oob: {{nic: bmc-1g, count: {oob_ports},")
+    (tmp_path / "servers.yaml").write_text("kind: server\nentries:\n  - id: my-h100\n" + entry)
+    design = (ROOT / "tests" / "fixtures" / "valid" / "small-training.yaml").read_text()
+    (tmp_path / "d.yaml").write_text(design.replace("server: dgx-h100", "server: my-h100").replace(
+        "kind: TrainingCluster", "kind: TrainingCluster\ncatalogs: [servers.yaml]"))
+    if not refused:
+        assert load_topology(tmp_path / "d.yaml").resolved.server.id == "my-h100"
+        return
+    with pytest.raises(DesignError) as err:
+        load_topology(tmp_path / "d.yaml")
+    found = [(d.code, d.line, d.message) for d in err.value.diagnostics]
+    assert [(code, line) for code, line, _ in found] == [("CAT002", 3)], found
+    assert "links.oob.count is 2" in found[0][2]
+
+
 @pytest.mark.parametrize("how", ["dotdot", "symlink"])
 def test_catalog_paths_cannot_escape_the_repository(tmp_path, how):
     from validator.base.errors import DesignError

@@ -7,7 +7,7 @@ built-in entries are constructed without validation (validator/resolve/trusted.p
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Source = Annotated[str, Field(min_length=8, description="Datasheet, paper or reference architecture.")]
 Price = Annotated[float, Field(ge=0, description="USD. Built-in entries carry no price: prices live in price "
@@ -94,6 +94,18 @@ class Server(_Entry):
     links: dict[Literal["compute", "storage", "inband", "oob"], ServerLinks]
     rack_system: RackSystem | None = None
     price_usd: Price = None
+
+    @model_validator(mode="after")
+    def _one_oob_port(self) -> "Server":
+        """The out-of-band network is laid out with one management (BMC) port per server (expand/oob.py,
+        derive/links.py, derive/cages.py): a second would be left out of the cabling plan and the out-of-band
+        leaves' sizing, so it is refused rather than counted as one."""
+        oob = self.links.get("oob")
+        if oob is not None and oob.count != 1:
+            raise ValueError(f"links.oob.count is {oob.count}: clusterplan lays out one out-of-band (BMC) port per "
+                             "server, so the other ports would be missing from the cabling plan and the BOM; set "
+                             "count: 1 (a second management port per server is not modelled)")
+        return self
 
 
 class Nic(_Entry):
