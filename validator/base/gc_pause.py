@@ -13,10 +13,10 @@ def paused_gc() -> Iterator[None]:
     and no cycles, and every full collection would walk the topology's objects again (1.3 s CPU of the
     1M-GPU site's validate). Reference counting still frees everything; the previous state comes back.
 
-    What the block made (a floor plan's 500,000 objects) goes straight to the oldest generation
-    (`gc.freeze()` then `gc.unfreeze()`: two list moves): left young, the next collections of the
-    young generations would walk all of it twice before it got there (0.3 s of the 1M-GPU site's
-    validate). It stays collectable: a full collection still walks it. Skipped while a caller has objects
+    On the way out every tracked object, so what the block made (a floor plan's 500,000 objects), goes
+    straight to the oldest generation (`gc.freeze()` then `gc.unfreeze()`: two list moves): left young,
+    the next collections of the young generations would walk all of it twice before it got there (0.3 s
+    of the 1M-GPU site's validate). It stays collectable: a full collection still walks it. Skipped while a caller has objects
     frozen (the move would unfreeze them)."""
     was = gc.isenabled()
     gc.disable()
