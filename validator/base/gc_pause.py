@@ -16,8 +16,8 @@ def paused_gc() -> Iterator[None]:
     On the way out every tracked object, so what the block made (a floor plan's 500,000 objects), goes
     straight to the oldest generation (`gc.freeze()` then `gc.unfreeze()`: two list moves): left young,
     the next collections of the young generations would walk all of it twice before it got there (0.3 s
-    of the 1M-GPU site's validate). It stays collectable: a full collection still walks it. Skipped while a caller has objects
-    frozen (the move would unfreeze them)."""
+    of the 1M-GPU site's validate). It stays collectable: a full collection still walks it. Skipped while
+    a caller has objects frozen (the move would unfreeze them)."""
     was = gc.isenabled()
     gc.disable()
     try:
